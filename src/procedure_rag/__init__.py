@@ -1,0 +1,58 @@
+"""procedure-rag core: procedure-aware chunking of manuals, framework-neutral.
+
+This package imports neither LangChain nor LlamaIndex; the adapters in
+``langchain_procedures`` and ``llama_index_procedures`` build on it.
+"""
+
+from procedure_rag._chunker import ProcedureChunker, chunk, iter_chunks
+from procedure_rag._lexicon import ENGLISH, JAPANESE, LEXICONS, Lexicon, detect_language
+from procedure_rag._metadata import STRUCTURAL_KEYS, chunk_metadata, read_metadata
+from procedure_rag._numbering import (
+    DEFAULT_HEADING_STYLES,
+    DEFAULT_STEP_STYLES,
+    HeadingStyle,
+    StepStyle,
+    match_step_marker,
+)
+from procedure_rag._options import DEFAULT_DROP_KINDS, ChunkerOptions
+from procedure_rag._types import (
+    SCHEMA_VERSION,
+    BBox,
+    Chunk,
+    ChunkLevel,
+    ChunkType,
+    ElementKind,
+    LayoutElement,
+    ProcedureStep,
+    Span,
+)
+
+__all__ = [
+    "DEFAULT_DROP_KINDS",
+    "DEFAULT_HEADING_STYLES",
+    "DEFAULT_STEP_STYLES",
+    "ENGLISH",
+    "JAPANESE",
+    "LEXICONS",
+    "SCHEMA_VERSION",
+    "STRUCTURAL_KEYS",
+    "BBox",
+    "Chunk",
+    "ChunkLevel",
+    "ChunkType",
+    "ChunkerOptions",
+    "ElementKind",
+    "HeadingStyle",
+    "LayoutElement",
+    "Lexicon",
+    "ProcedureChunker",
+    "ProcedureStep",
+    "Span",
+    "StepStyle",
+    "chunk",
+    "chunk_metadata",
+    "detect_language",
+    "iter_chunks",
+    "match_step_marker",
+    "read_metadata",
+]

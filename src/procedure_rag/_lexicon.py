@@ -1,0 +1,158 @@
+"""Words that the rules know, Japanese and English side by side.
+
+Each language is one :class:`Lexicon` value. Nothing else in the package
+branches on the language: stages take a lexicon and apply its patterns.
+Users who need other words build their own ``Lexicon`` with
+:func:`dataclasses.replace`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["ENGLISH", "JAPANESE", "LEXICONS", "Lexicon", "detect_language", "split_sentences"]
+
+
+@dataclass(frozen=True, slots=True)
+class Lexicon:
+    """The language-specific rules of the chunker, as data.
+
+    Attributes:
+        language: ISO 639-1 code.
+        section_label: Label for the heading path line of a chunk.
+        condition_label / caution_label / result_label / target_label: Labels
+            used when a step's fields are rendered.
+        continued_label: Marks a chunk that continues a split list or step.
+        condition: Clause at the start of a sentence that states a condition; group
+            ``cond`` is the condition.
+        caution: Sentence that warns (matched anywhere in the sentence).
+        caution_labels: Admonition and note labels that mark a caution block.
+        result: Sentence that states what happens after a step.
+        lead_in: Sentence before a list that introduces it.
+        ui_label: Quoted or bracketed UI labels; group ``label``.
+        ui_noun: A noun phrase naming a UI element; group ``label`` is the whole phrase.
+    """
+
+    language: str
+    section_label: str
+    condition_label: str
+    caution_label: str
+    result_label: str
+    target_label: str
+    continued_label: str
+    condition: re.Pattern[str]
+    caution: re.Pattern[str]
+    caution_labels: frozenset[str]
+    result: re.Pattern[str]
+    lead_in: re.Pattern[str]
+    ui_label: re.Pattern[str]
+    ui_noun: re.Pattern[str]
+
+
+_UI_LABEL = re.compile(
+    r"「(?P<l1>[^」\n]{1,60})」"
+    r"|\*\*\[?(?P<l2>[^*\]\n]{1,60}?)\]?\*\*"
+    r"|\[(?P<l3>[^\]\n]{1,60})\](?![(\[])"
+    r"|:(?:kbd|menuselection|guilabel):`(?P<l4>[^`\n]{1,60})`"
+    r"|『(?P<l5>[^』\n]{1,60})』"
+)
+
+JAPANESE = Lexicon(
+    language="ja",
+    section_label="関連見出し",
+    condition_label="条件",
+    caution_label="注意",
+    result_label="結果",
+    target_label="操作対象",
+    continued_label="（続き）",
+    condition=re.compile(
+        r"^(?P<cond>[^。]{1,120}?(?:場合|とき|時|なら(?:ば)?|際|たら|れば|[るた]と|ないと))"
+        r"(?:には|では|でも|は|に|も)?[、，,]"
+    ),
+    caution=re.compile(
+        r"^[\s>]*(?:※|注意|ご注意|ただし|但し|重要|警告|注[:：)）])"
+        r"|注意(?:して|が必要)|ないでください|ご注意|できません|必ず"
+    ),
+    caution_labels=frozenset(
+        {"注意", "重要", "警告", "注", "ヒント", "メモ", "補足", "ポイント", "caution", "warning",
+         "important", "note", "tip"}
+    ),
+    result=re.compile(
+        r"(表示され|表示します|開きます|開かれ|されます|になります|始まり|起動します|完了し|"
+        r"点灯|消灯|点滅|切り替わ|遷移|追加され|削除され|更新され|保存され|反映され)"
+    ),
+    lead_in=re.compile(
+        r"(?:次の|以下の|下記の|次に示す)(?:手順|操作|方法|とおり|通り|ように|ステップ|項目)"
+        r"|手順(?:は|を|で)|次のように|[:：]\s*$"
+    ),
+    ui_label=_UI_LABEL,
+    ui_noun=re.compile(
+        r"(?P<label>[\w・ー\-/&.]{1,30}?\s?(?:ボタン|欄|画面|タブ|メニュー|チェックボックス|ダイアログ|"
+        r"アイコン|リンク|ウィンドウ|ページ|フィールド|プルダウン|ラジオボタン|スイッチ))"
+    ),
+)
+
+ENGLISH = Lexicon(
+    language="en",
+    section_label="Section",
+    condition_label="Condition",
+    caution_label="Caution",
+    result_label="Result",
+    target_label="Target",
+    continued_label="(continued)",
+    condition=re.compile(
+        r"^(?P<cond>(?:If|When|Whenever|Once|Unless|After|Before|While|In case|In the event)\b"
+        r"[^.;:!?]{2,200}?)(?:,|:|\bthen\b)",
+        re.IGNORECASE,
+    ),
+    caution=re.compile(
+        r"^[\s>]*(?:Note|Important|Caution|Warning|Tip|Notice)\b"
+        r"|\b(?:make sure|ensure that|be careful|do not|don't|never|must not|cannot be undone)\b",
+        re.IGNORECASE,
+    ),
+    caution_labels=frozenset({"note", "important", "caution", "warning", "tip", "notice", "danger"}),
+    result=re.compile(
+        r"\b(?:will (?:be|appear|open|start|show|restart|turn|display|begin|take)|is displayed|appears?|"
+        r"opens?|you(?:'ll| will) see|is shown|begins?|starts? (?:up|to)|lights? up|restarts?)\b",
+        re.IGNORECASE,
+    ),
+    lead_in=re.compile(
+        r"\b(?:following|these steps|the steps|as follows|this procedure|the procedure)\b|:\s*$",
+        re.IGNORECASE,
+    ),
+    ui_label=_UI_LABEL,
+    ui_noun=re.compile(
+        r"(?P<label>(?:[A-Z][\w&'-]*\s){1,4}(?:button|field|screen|tab|menu|checkbox|check box|dialog|"
+        r"dialog box|page|pane|link|icon|window|toggle|switch))\b"
+    ),
+)
+
+#: The built-in lexicons by language code.
+LEXICONS: dict[str, Lexicon] = {"ja": JAPANESE, "en": ENGLISH}
+
+_JA_CHARS = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uff66-\uff9f]")
+_LETTERS = re.compile(r"[A-Za-z\u3040-\u30ff\u4e00-\u9fff\uff66-\uff9f]")
+_SENTENCE_END = re.compile(r"(?<=[。．！？])|(?<=[.!?])(?=\s)")
+
+
+def detect_language(text: str, *, sample: int = 20_000) -> str:
+    """Return ``"ja"`` when Japanese script is a real share of the letters, else ``"en"``.
+
+    Japanese manuals are full of English product and UI names, so the threshold is
+    low: one letter in ten being kana or kanji is already a Japanese page.
+    """
+    head = text[:sample]
+    letters = len(_LETTERS.findall(head))
+    if letters == 0:
+        return "en"
+    return "ja" if len(_JA_CHARS.findall(head)) * 10 >= letters else "en"
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split ``text`` after 。．！？ and after .!? followed by whitespace.
+
+    The pieces concatenate back to ``text`` exactly.
+    """
+    pieces = [p for p in _SENTENCE_END.split(text) if p]
+    return pieces or [text]

@@ -1,0 +1,117 @@
+"""Chunk metadata as flat, store-ready dicts, and the way back.
+
+Every value written is a ``str``, ``int``, ``float`` or ``bool`` so that any
+vector store (Chroma included) takes it as it is. Nested structures are JSON
+strings; :func:`read_metadata` turns them back into lists and dicts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from procedure_rag._types import SCHEMA_VERSION, Chunk
+
+__all__ = ["JSON_KEYS", "STRUCTURAL_KEYS", "chunk_metadata", "read_metadata"]
+
+#: Keys whose values are JSON strings.
+JSON_KEYS = ("section_path", "steps", "related_elements", "source_spans", "child_ids", "element_ids")
+
+#: Keys this package writes (document metadata keys are kept besides them).
+STRUCTURAL_KEYS = (
+    "schema_version",
+    "chunk_id",
+    "chunk_type",
+    "chunk_level",
+    "parent_id",
+    "source_id",
+    "language",
+    "section",
+    "section_path",
+    "steps",
+    "step_count",
+    "condition",
+    "lead_in",
+    "has_condition",
+    "has_caution",
+    "has_result",
+    "related_elements",
+    "source_spans",
+    "element_ids",
+    "child_ids",
+    "continued",
+    "page",
+    "start_index",
+)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def chunk_metadata(
+    chunk: Chunk, document_metadata: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Return the metadata of ``chunk`` as a flat dict.
+
+    Args:
+        chunk: The chunk.
+        document_metadata: The input document's own metadata. It is copied first;
+            this package's keys are written over it.
+
+    Returns:
+        A new dict whose values are all scalars (nested values as JSON strings).
+    """
+    out: dict[str, Any] = dict(document_metadata or {})
+    steps = [s.to_dict() for s in chunk.steps]
+    out.update(
+        {
+            "schema_version": SCHEMA_VERSION,
+            "chunk_id": chunk.chunk_id,
+            "chunk_type": chunk.chunk_type.value,
+            "chunk_level": chunk.level.value,
+            "parent_id": chunk.parent_id or "",
+            "source_id": chunk.source_id,
+            "language": chunk.language,
+            "section": " > ".join(chunk.section_path),
+            "section_path": _dumps(list(chunk.section_path)),
+            "steps": _dumps(steps),
+            "step_count": len(steps),
+            "condition": chunk.condition,
+            "lead_in": chunk.lead_in,
+            "has_condition": bool(chunk.condition) or any(s.condition for s in chunk.steps),
+            "has_caution": any(s.caution for s in chunk.steps),
+            "has_result": any(s.result for s in chunk.steps),
+            "related_elements": _dumps(
+                [{"element_id": e, "kind": k, "chunk_id": c} for e, k, c in chunk.related_elements]
+            ),
+            "source_spans": _dumps([[s.start, s.end] for s in chunk.source_spans]),
+            "element_ids": _dumps(list(chunk.element_ids)),
+            "child_ids": _dumps(list(chunk.child_ids)),
+            "continued": chunk.continued,
+        }
+    )
+    if chunk.page is not None:
+        out["page"] = chunk.page
+    return out
+
+
+def read_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """Return a copy of ``metadata`` with the JSON-string keys decoded.
+
+    Keys that are absent or already decoded are left as they are.
+
+    Raises:
+        ValueError: When a JSON key holds a string that is not valid JSON.
+    """
+    out = dict(metadata)
+    for key in JSON_KEYS:
+        value = out.get(key)
+        if isinstance(value, str):
+            try:
+                out[key] = json.loads(value)
+            except json.JSONDecodeError as exc:
+                msg = f"metadata key {key!r} is not valid JSON: {exc.msg}"
+                raise ValueError(msg) from exc
+    return out

@@ -1,0 +1,143 @@
+"""Step markers and heading numbers, as data.
+
+A step number is kept as the string the author wrote (``"1."``, ``"①"``,
+``"（１）"``, ``"手順3"``). The patterns below only find where a marker ends.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = [
+    "BULLET_MARKERS",
+    "DEFAULT_HEADING_STYLES",
+    "DEFAULT_STEP_STYLES",
+    "HeadingStyle",
+    "StepMarker",
+    "StepStyle",
+    "match_heading_number",
+    "match_step_marker",
+]
+
+_DIGITS = "0-9０-９"
+_ROMAN = r"(?:i{1,3}|iv|v|vi{1,3}|ix|x|xi{1,2})"
+_CIRCLED = "\u2460-\u2473\u2776-\u277f\u24eb-\u24f4"  # ①-⑳ ❶-❿ ⓫-⓴
+# After a marker: ASCII or ideographic space, or (for full-width markers) text.
+_GAP = r"(?:[ \t\u3000]+|(?=[^\s]))"
+
+
+@dataclass(frozen=True, slots=True)
+class StepStyle:
+    """One way of numbering steps.
+
+    Attributes:
+        name: Short name used in tests and error messages.
+        pattern: Regex matched at the start of a line; group ``marker`` is the number
+            as written.
+        ordered: Whether the marker carries an order (``False`` for bullets).
+    """
+
+    name: str
+    pattern: re.Pattern[str]
+    ordered: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class StepMarker:
+    """A step marker found at the start of a line."""
+
+    marker: str
+    rest_start: int
+    style: str
+    ordered: bool
+
+
+def _style(name: str, marker: str, gap: str = r"[ \t\u3000]+", *, ordered: bool = True) -> StepStyle:
+    return StepStyle(name, re.compile(rf"(?P<marker>{marker}){gap}(?=\S)"), ordered)
+
+
+#: Step numbering styles, most specific first. Users may pass their own tuple.
+DEFAULT_STEP_STYLES: tuple[StepStyle, ...] = (
+    _style("step-word", rf"(?:[Ss]tep|STEP)\s*[{_DIGITS}]+[.:：．)]?"),
+    _style("tejun", rf"(?:手順|ステップ)\s*[{_DIGITS}]+[.:：．)）]?", _GAP),
+    _style("letter-dash", rf"[A-Z]-[{_DIGITS}]+[.:)]?"),
+    _style("circled", rf"[{_CIRCLED}]", _GAP),
+    _style("paren", rf"[(（](?:[{_DIGITS}]{{1,3}}|[a-zA-Zａ-ｚ]|{_ROMAN})[)）]", _GAP),
+    _style("sphinx-auto", r"#\."),
+    _style("dotted-fullwidth", rf"[{_DIGITS}]{{1,3}}[．]", _GAP),
+    _style("dotted", rf"[{_DIGITS}]{{1,3}}\.(?![0-9])"),
+    _style("close-paren", rf"[{_DIGITS}]{{1,3}}[)）]", _GAP),
+    _style("roman", rf"{_ROMAN}[.)]"),
+    _style("letter", r"[a-z][.)]"),
+    _style("bullet", r"[-*+・•●○◦▪◆◇]", _GAP, ordered=False),
+)
+
+#: Characters that start an unordered item in plain text.
+BULLET_MARKERS = "-*+・•●○◦▪◆◇"
+
+
+def match_step_marker(
+    line: str, styles: tuple[StepStyle, ...] = DEFAULT_STEP_STYLES
+) -> StepMarker | None:
+    """Find a step marker at the start of ``line``.
+
+    Args:
+        line: One line of text, leading whitespace already removed.
+        styles: The numbering styles to try, in order.
+
+    Returns:
+        The marker and where the step text starts, or ``None`` when the line does
+        not start with a marker.
+    """
+    for style in styles:
+        m = style.pattern.match(line)
+        if m is not None:
+            return StepMarker(m.group("marker"), m.end(), style.name, style.ordered)
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class HeadingStyle:
+    """A heading numbering pattern for sources without markup.
+
+    Attributes:
+        name: Short name.
+        pattern: Regex matched at the start of a line; group ``marker`` is the number.
+        level: Fixed heading level, or 0 to derive it from the dots in the marker
+            (``1.2.3`` is level 3).
+    """
+
+    name: str
+    pattern: re.Pattern[str]
+    level: int
+
+
+#: Heading numbers for plain text, most specific first.
+DEFAULT_HEADING_STYLES: tuple[HeadingStyle, ...] = (
+    HeadingStyle("chapter", re.compile(rf"(?P<marker>第[{_DIGITS}一二三四五六七八九十百]+[章部編])[ \t\u3000]*"), 1),
+    HeadingStyle("section", re.compile(rf"(?P<marker>第[{_DIGITS}一二三四五六七八九十百]+節)[ \t\u3000]*"), 2),
+    HeadingStyle("subsection", re.compile(rf"(?P<marker>第[{_DIGITS}一二三四五六七八九十百]+項)[ \t\u3000]*"), 3),
+    HeadingStyle(
+        "decimal", re.compile(rf"(?P<marker>[{_DIGITS}]{{1,3}}(?:[.．][{_DIGITS}]{{1,3}})+[.．]?)[ \t\u3000]+(?=\S)"), 0
+    ),
+    HeadingStyle("bracket", re.compile(r"(?P<marker>【)(?=[^】\n]+】\s*$)"), 2),
+    HeadingStyle("square", re.compile(r"(?P<marker>[■□◆])[ \t\u3000]*(?=\S)"), 3),
+)
+
+
+def match_heading_number(
+    line: str, styles: tuple[HeadingStyle, ...] = DEFAULT_HEADING_STYLES
+) -> tuple[str, int, int] | None:
+    """Find a heading number at the start of ``line``.
+
+    Returns:
+        ``(marker, level, rest_start)`` or ``None``.
+    """
+    for style in styles:
+        m = style.pattern.match(line)
+        if m is not None:
+            marker = m.group("marker")
+            level = style.level or len(re.findall(r"[0-9０-９]+", marker))
+            return marker, level, m.end()
+    return None
