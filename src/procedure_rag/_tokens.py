@@ -1,0 +1,78 @@
+"""Length functions: tiktoken encodings loaded offline.
+
+tiktoken downloads its encoding files on first use. llama-index-core ships the
+``cl100k_base`` and ``o200k_base`` files in its package data, so we point
+``TIKTOKEN_CACHE_DIR`` there (unless the user already set it) and never touch
+the network.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+__all__ = ["OFFLINE_ENCODINGS", "char_length", "ensure_offline_tiktoken_cache", "tiktoken_length"]
+
+#: Encodings whose files ship with llama-index-core.
+OFFLINE_ENCODINGS = ("cl100k_base", "o200k_base")
+
+
+def ensure_offline_tiktoken_cache() -> str | None:
+    """Point ``TIKTOKEN_CACHE_DIR`` at llama-index-core's bundled cache if unset.
+
+    Returns:
+        The cache directory in effect, or ``None`` when none could be found.
+    """
+    current = os.environ.get("TIKTOKEN_CACHE_DIR")
+    if current:
+        return current
+    spec = importlib.util.find_spec("llama_index.core")
+    if spec is None or spec.origin is None:
+        return None
+    cache_dir = Path(spec.origin).parent / "_static" / "tiktoken_cache"
+    if not cache_dir.is_dir():
+        return None
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir)
+    return str(cache_dir)
+
+
+@cache
+def _encoding(name: str) -> Any:
+    if name not in OFFLINE_ENCODINGS and not os.environ.get("TIKTOKEN_CACHE_DIR"):
+        msg = f"encoding {name!r} is not available offline; use one of {', '.join(OFFLINE_ENCODINGS)}"
+        raise ValueError(msg)
+    ensure_offline_tiktoken_cache()
+    try:
+        import tiktoken  # noqa: PLC0415 - heavy, imported on first use
+    except ImportError as exc:  # pragma: no cover - tiktoken is a dependency
+        msg = "tiktoken is required for token budgets: pip install tiktoken"
+        raise ImportError(msg) from exc
+    try:
+        return tiktoken.get_encoding(name)
+    except Exception as exc:
+        msg = f"could not load tiktoken encoding {name!r} offline: {exc}"
+        raise ValueError(msg) from exc
+
+
+def tiktoken_length(encoding_name: str = "cl100k_base") -> Callable[[str], int]:
+    """Return a function counting tokens of ``encoding_name``, loaded offline.
+
+    Raises:
+        ValueError: When the encoding cannot be loaded without a download.
+    """
+    encoding = _encoding(encoding_name)
+
+    def length(text: str) -> int:
+        return len(encoding.encode(text, disallowed_special=()))
+
+    length.__name__ = f"tiktoken_length_{encoding_name}"
+    return length
+
+
+def char_length(text: str) -> int:
+    """Count characters (the default length of LangChain's splitters)."""
+    return len(text)
