@@ -1,20 +1,73 @@
-"""The chunker: the pipeline as a short list of passes."""
+"""The chunker: the pipeline as a short list of passes.
+
+read -> section paths -> units -> blocks -> child chunks -> parents
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import hashlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
+from procedure_rag._chunks import build_children, build_parents, merge_spans
+from procedure_rag._lexicon import Lexicon, detect_language
+from procedure_rag._markdown import iter_markdown, looks_like_markdown
 from procedure_rag._options import ChunkerOptions
-from procedure_rag._types import Chunk, LayoutElement
+from procedure_rag._pack import pack_section
+from procedure_rag._sections import iter_with_section_paths
+from procedure_rag._tokens import tiktoken_length
+from procedure_rag._types import Chunk, ChunkLevel, ChunkType, LayoutElement, Span
+from procedure_rag._units import iter_sections
 
-__all__ = ["ProcedureChunker", "chunk", "iter_chunks"]
+__all__ = ["ProcedureChunker", "chunk", "iter_chunks", "validate_text"]
+
+_CONTROL = {chr(c) for c in range(32)} - {"\t", "\n", "\r", "\f", "\v"}
+_SNIFF = 8192
+
+
+def validate_text(text: str | bytes) -> str:
+    """Return ``text`` as a ``str`` fit for chunking.
+
+    Raises:
+        TypeError: When ``text`` is neither ``str`` nor ``bytes``.
+        ValueError: When bytes are not valid UTF-8, the text holds unpaired
+            surrogates, or it looks like a binary file (NUL or many control characters).
+    """
+    if isinstance(text, bytes | bytearray):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            msg = f"input is not valid UTF-8: {exc.reason} at byte {exc.start}"
+            raise ValueError(msg) from exc
+    if not isinstance(text, str):
+        msg = f"text must be str or bytes, got {type(text).__name__}"
+        raise TypeError(msg)
+    head = text[:_SNIFF]
+    if "\x00" in head:
+        msg = f"input looks binary: NUL character at offset {head.index(chr(0))}"
+        raise ValueError(msg)
+    controls = sum(1 for ch in head if ch in _CONTROL)
+    if head and controls * 10 > len(head):
+        msg = f"input looks binary: {controls} control characters in the first {len(head)}"
+        raise ValueError(msg)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        msg = f"input holds an unpaired surrogate at offset {exc.start}"
+        raise ValueError(msg) from exc
+    return text
 
 
 class ProcedureChunker:
-    """Turns a document into procedure-block chunks (children) and their parents."""
+    """Turns a document into procedure-block chunks (children) and their parents.
+
+    Args:
+        options: Validated options; the defaults give 400-token children with
+            parents, language detected per document.
+    """
 
     def __init__(self, options: ChunkerOptions | None = None) -> None:
         self._options = options or ChunkerOptions()
+        self._length: Callable[[str], int] = self._options.length_function or tiktoken_length()
 
     @property
     def options(self) -> ChunkerOptions:
@@ -23,21 +76,151 @@ class ProcedureChunker:
 
     def length(self, text: str) -> int:
         """Measure ``text`` with the configured length function."""
-        raise NotImplementedError
+        return self._length(text)
+
+    def read(self, text: str, *, source_id: str) -> Iterator[LayoutElement]:
+        """Yield the layout elements of ``text`` (Markdown or plain text per the options)."""
+        fmt = self._options.source_format
+        if fmt == "auto":
+            fmt = "markdown" if looks_like_markdown(text) else "text"
+        if fmt == "markdown":
+            return iter_markdown(text, source_id=source_id, step_styles=self._options.step_styles)
+        from procedure_rag._plaintext import iter_plain_text  # noqa: PLC0415 - keeps import graph flat
+
+        return iter_plain_text(
+            text,
+            source_id=source_id,
+            step_styles=self._options.step_styles,
+            heading_styles=self._options.heading_styles,
+        )
 
     def iter_chunks(self, text: str | bytes, *, source_id: str | None = None) -> Iterator[Chunk]:
-        """Yield the chunks of one document (children in reading order, each parent after its last child)."""
-        raise NotImplementedError
+        """Yield the chunks of one document.
+
+        Children come in reading order; each parent (when parents are emitted)
+        comes right after its last child.
+
+        Args:
+            text: The document, as ``str`` or UTF-8 ``bytes``.
+            source_id: Id of the document; chunk ids derive from it. ``None`` uses
+                a hash of the text.
+
+        Raises:
+            ValueError: For unusable input (see :func:`validate_text`). Empty or
+                whitespace-only text yields nothing.
+        """
+        text = validate_text(text)
+        if not text.strip():
+            return
+        sid = source_id or "sha1:" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]  # noqa: S324
+        language = self._options.language
+        if language == "auto":
+            language = detect_language(text)
+        yield from self.iter_chunks_from_elements(
+            self.read(text, source_id=sid), source_id=sid, language=language, source_text=text
+        )
 
     def chunk(self, text: str | bytes, *, source_id: str | None = None) -> list[Chunk]:
         """Return :meth:`iter_chunks` as a list."""
         return list(self.iter_chunks(text, source_id=source_id))
 
     def iter_chunks_from_elements(
-        self, elements: Sequence[LayoutElement], *, source_id: str, language: str | None = None
+        self,
+        elements: Iterable[LayoutElement],
+        *,
+        source_id: str,
+        language: str | None = None,
+        source_text: str = "",
     ) -> Iterator[Chunk]:
-        """Yield chunks from elements a reader already produced."""
-        raise NotImplementedError
+        """Yield chunks from the elements a reader produced.
+
+        Args:
+            elements: Layout elements in reading order.
+            source_id: Id of the document.
+            language: ``"ja"`` or ``"en"``; ``None`` detects it from the element texts.
+            source_text: The source the element spans point into; needed to split
+                over-budget tables and code by their source lines.
+        """
+        elements = list(elements)
+        if language is None or language == "auto":
+            language = detect_language(source_text or "\n".join(e.text for e in elements[:200]))
+        lexicon = self._options.lexicons[language]
+        pending: list[Span] = []
+        held: list[Chunk] = []  # the last section's chunks, kept so trailing headings can join them
+        for section in iter_sections(
+            iter_with_section_paths(elements), lexicon, drop_kinds=self._options.drop_kinds
+        ):
+            header = f"{lexicon.section_label}: {' > '.join(section.path)}" if section.path else ""
+            blocks = pack_section(
+                section,
+                source=source_text,
+                budget=self._options.chunk_size,
+                length=self._length,
+                lexicon=lexicon,
+                header=header,
+            )
+            with_lines = []
+            for block in blocks:
+                if not block.lines:
+                    pending.extend(block.carried)
+                    continue
+                if pending:
+                    block.carried = pending + block.carried
+                    pending = []
+                with_lines.append(block)
+            if not with_lines:
+                continue
+            yield from held
+            children = build_children(
+                with_lines, section.units, source_id=source_id, language=language, lexicon=lexicon, header=header
+            )
+            held = self._with_parents(children, header, [block.cost() for block in with_lines])
+        if pending:
+            held = self._absorb_trailing(held, pending, source_id, language, lexicon)
+        yield from held
+
+    def _with_parents(self, children: Sequence[Chunk], header: str, costs: Sequence[int]) -> list[Chunk]:
+        if not self._options.emit_parents:
+            return list(children)
+        out: list[Chunk] = []
+        for parent, members in build_parents(
+            children,
+            header=header,
+            budget=self._options.effective_parent_chunk_size,
+            max_children=self._options.max_children_per_parent,
+            length_of_body=costs,
+        ):
+            out.extend(members)
+            out.append(parent)
+        return out
+
+    def _absorb_trailing(
+        self, held: list[Chunk], pending: list[Span], source_id: str, language: str, lexicon: Lexicon
+    ) -> list[Chunk]:
+        """Give the spans of trailing headings to the last child (and its parent)."""
+        from dataclasses import replace  # noqa: PLC0415
+
+        if not held:
+            text = lexicon.section_label
+            only = Chunk(
+                chunk_id=hashlib.sha1(f"{source_id}\x1fheadings".encode()).hexdigest()[:32],  # noqa: S324
+                text=text,
+                chunk_type=ChunkType.TEXT,
+                level=ChunkLevel.CHILD,
+                section_path=(),
+                source_id=source_id,
+                language=language,
+                source_spans=merge_spans(pending),
+            )
+            return [only]
+        out = list(held)
+        last_child = max(i for i, c in enumerate(out) if c.level is ChunkLevel.CHILD)
+        child = out[last_child]
+        out[last_child] = replace(child, source_spans=merge_spans([*child.source_spans, *pending]))
+        for i, c in enumerate(out):
+            if c.level is ChunkLevel.PARENT and child.chunk_id in c.child_ids:
+                out[i] = replace(c, source_spans=merge_spans([*c.source_spans, *pending]))
+        return out
 
 
 def iter_chunks(

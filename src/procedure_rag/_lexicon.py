@@ -53,7 +53,7 @@ class Lexicon:
 _UI_LABEL = re.compile(
     r"「(?P<l1>[^」\n]{1,60})」"
     r"|\*\*\[?(?P<l2>[^*\]\n]{1,60}?)\]?\*\*"
-    r"|\[(?P<l3>[^\]\n]{1,60})\](?![(\[])"
+    r"|\[(?P<l3>[^\[\]\n]{1,60})\](?![(\[:])"
     r"|:(?:kbd|menuselection|guilabel):`(?P<l4>[^`\n]{1,60})`"
     r"|『(?P<l5>[^』\n]{1,60})』"
 )
@@ -108,7 +108,7 @@ ENGLISH = Lexicon(
     ),
     caution=re.compile(
         r"^[\s>]*(?:Note|Important|Caution|Warning|Tip|Notice)\b"
-        r"|\b(?:make sure|ensure that|be careful|do not|don't|never|must not|cannot be undone)\b",
+        r"|\b(?:make sure|ensure that|be careful|do not|never|must not|cannot be undone)\b",
         re.IGNORECASE,
     ),
     caution_labels=frozenset({"note", "important", "caution", "warning", "tip", "notice", "danger"}),
@@ -136,7 +136,7 @@ _LETTERS = re.compile(r"[A-Za-z\u3040-\u30ff\u4e00-\u9fff\uff66-\uff9f]")
 _SENTENCE_END = re.compile(r"(?<=[。．！？])|(?<=[.!?])(?=\s)")
 
 
-def detect_language(text: str, *, sample: int = 20_000) -> str:
+def detect_language(text: str, *, sample: int = 4_000) -> str:
     """Return ``"ja"`` when Japanese script is a real share of the letters, else ``"en"``.
 
     Japanese manuals are full of English product and UI names, so the threshold is

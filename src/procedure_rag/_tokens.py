@@ -8,14 +8,14 @@ the network.
 
 from __future__ import annotations
 
-import importlib.util
+import importlib.metadata
 import os
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["OFFLINE_ENCODINGS", "char_length", "ensure_offline_tiktoken_cache", "tiktoken_length"]
+__all__ = ["OFFLINE_ENCODINGS", "TiktokenLength", "char_length", "ensure_offline_tiktoken_cache", "tiktoken_length"]
 
 #: Encodings whose files ship with llama-index-core.
 OFFLINE_ENCODINGS = ("cl100k_base", "o200k_base")
@@ -30,10 +30,13 @@ def ensure_offline_tiktoken_cache() -> str | None:
     current = os.environ.get("TIKTOKEN_CACHE_DIR")
     if current:
         return current
-    spec = importlib.util.find_spec("llama_index.core")
-    if spec is None or spec.origin is None:
+    # Located through the distribution's file list: importing llama_index here would
+    # break the core's promise to import no framework.
+    try:
+        dist = importlib.metadata.distribution("llama-index-core")
+    except importlib.metadata.PackageNotFoundError:
         return None
-    cache_dir = Path(spec.origin).parent / "_static" / "tiktoken_cache"
+    cache_dir = Path(str(dist.locate_file("llama_index/core/_static/tiktoken_cache")))
     if not cache_dir.is_dir():
         return None
     os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir)
@@ -58,19 +61,32 @@ def _encoding(name: str) -> Any:
         raise ValueError(msg) from exc
 
 
+class TiktokenLength:
+    """Counts tokens of a tiktoken encoding loaded offline; picklable by encoding name."""
+
+    def __init__(self, encoding_name: str = "cl100k_base") -> None:
+        self.encoding_name = encoding_name
+        self._encode = _encoding(encoding_name).encode_ordinary
+
+    def __call__(self, text: str) -> int:
+        return len(self._encode(text))
+
+    def __reduce__(self) -> tuple[type[TiktokenLength], tuple[str]]:
+        return (TiktokenLength, (self.encoding_name,))
+
+    def __repr__(self) -> str:
+        return f"TiktokenLength({self.encoding_name!r})"
+
+
 def tiktoken_length(encoding_name: str = "cl100k_base") -> Callable[[str], int]:
-    """Return a function counting tokens of ``encoding_name``, loaded offline.
+    """Return a (picklable) function counting tokens of ``encoding_name``, loaded offline.
+
+    Special-token text such as ``<|endoftext|>`` is counted as ordinary text.
 
     Raises:
         ValueError: When the encoding cannot be loaded without a download.
     """
-    encoding = _encoding(encoding_name)
-
-    def length(text: str) -> int:
-        return len(encoding.encode(text, disallowed_special=()))
-
-    length.__name__ = f"tiktoken_length_{encoding_name}"
-    return length
+    return TiktokenLength(encoding_name)
 
 
 def char_length(text: str) -> int:

@@ -130,6 +130,14 @@ class LayoutElement:
     hints: tuple[tuple[str, str], ...] = ()
     section_path: tuple[str, ...] = ()
 
+    def with_section_path(self, path: tuple[str, ...]) -> LayoutElement:
+        """Return a copy with ``section_path`` set (faster than ``dataclasses.replace``)."""
+        return LayoutElement(
+            self.element_id, self.kind, self.text, self.order, self.span, self.page, self.bbox,
+            self.level, self.number, self.ordered, self.parent_id, self.list_id, self.admonition,
+            self.hints, path,
+        )
+
     def hint(self, key: str, default: str = "") -> str:
         """Return the parser hint ``key`` or ``default``."""
         for k, v in self.hints:

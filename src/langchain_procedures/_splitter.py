@@ -1,0 +1,222 @@
+"""``ProcedureTextSplitter``: the procedure chunker as a LangChain ``TextSplitter``.
+
+The splitter holds no chunking logic. It builds :class:`~procedure_rag.ChunkerOptions`
+once, hands each text to :class:`~procedure_rag.ProcedureChunker` and turns every
+chunk into a :class:`~langchain_core.documents.Document`.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
+from typing import Any, Literal, Self
+
+from langchain_core.documents import Document
+from langchain_text_splitters import TextSplitter
+from typing_extensions import override
+
+from procedure_rag import (
+    DEFAULT_DROP_KINDS,
+    DEFAULT_HEADING_STYLES,
+    DEFAULT_STEP_STYLES,
+    LEXICONS,
+    ChunkerOptions,
+    ElementKind,
+    HeadingStyle,
+    Lexicon,
+    ProcedureChunker,
+    StepStyle,
+    chunk_metadata,
+)
+from procedure_rag._tokens import tiktoken_length
+
+__all__ = ["ProcedureTextSplitter"]
+
+
+class ProcedureTextSplitter(TextSplitter):
+    """Split manuals into procedure-block chunks that keep conditions with their steps.
+
+    Each chunk becomes one ``Document`` whose ``id`` is the chunk's stable id and
+    whose metadata is the input document's metadata followed by the structural keys
+    of :data:`procedure_rag.STRUCTURAL_KEYS` (every value a ``str``, ``int``,
+    ``float`` or ``bool``; nested values are JSON strings that
+    :func:`procedure_rag.read_metadata` decodes). The input metadata key ``source``,
+    when present, is the chunk's ``source_id``; otherwise the core derives one from
+    the text.
+
+    Args:
+        chunk_size: Budget of a child chunk, in units of ``length_function``.
+        chunk_overlap: Must be 0: procedure blocks never overlap. Kept so that code
+            written for other splitters can pass it.
+        length_function: Measures a piece of text (characters by default, as in
+            LangChain; see :meth:`from_tiktoken_encoder` for tokens).
+        add_start_index: Add ``start_index``, the offset in the input text of the
+            first source character the chunk covers.
+        strip_whitespace: Passed to ``TextSplitter``; chunk texts never begin or end
+            with whitespace, so it changes nothing.
+        language: ``"ja"``, ``"en"`` or ``"auto"`` (detected per document).
+        source_format: ``"markdown"``, ``"text"`` or ``"auto"``.
+        emit_parents: Also emit parent chunks, each right after its last child.
+        parent_chunk_size: Budget of a parent chunk; ``None`` means four child budgets.
+        max_children_per_parent: Most children one parent groups.
+        drop_kinds: Element kinds left out of chunks.
+        step_styles: Step numbering styles recognised in plain text.
+        heading_styles: Heading numbering styles recognised in plain text.
+        lexicons: Lexicon per language code (must hold ``"ja"`` and ``"en"``);
+            ``None`` means the built-in lexicons.
+
+    Raises:
+        ValueError: When an option is invalid (the message names the option and the
+            value, e.g. ``chunk_size must be > 0, got 0``).
+
+    """
+
+    def __init__(
+        self,
+        chunk_size: int = 400,
+        chunk_overlap: int = 0,
+        length_function: Callable[[str], int] = len,
+        *,
+        add_start_index: bool = False,
+        strip_whitespace: bool = True,
+        language: str = "auto",
+        source_format: str = "auto",
+        emit_parents: bool = False,
+        parent_chunk_size: int | None = None,
+        max_children_per_parent: int = 8,
+        drop_kinds: Collection[ElementKind] = DEFAULT_DROP_KINDS,
+        step_styles: tuple[StepStyle, ...] = DEFAULT_STEP_STYLES,
+        heading_styles: tuple[HeadingStyle, ...] = DEFAULT_HEADING_STYLES,
+        lexicons: Mapping[str, Lexicon] | None = None,
+    ) -> None:
+        options = ChunkerOptions(
+            chunk_size=chunk_size,
+            length_function=length_function,
+            language=language,
+            source_format=source_format,
+            emit_parents=emit_parents,
+            parent_chunk_size=parent_chunk_size,
+            max_children_per_parent=max_children_per_parent,
+            drop_kinds=frozenset(drop_kinds),
+            step_styles=tuple(step_styles),
+            heading_styles=tuple(heading_styles),
+            lexicons=dict(LEXICONS if lexicons is None else lexicons),
+        )
+        if chunk_overlap != 0:
+            msg = f"chunk_overlap must be 0 (procedure chunks never overlap), got {chunk_overlap}"
+            raise ValueError(msg)
+        super().__init__(
+            chunk_size=chunk_size,
+            chunk_overlap=0,
+            length_function=length_function,
+            add_start_index=add_start_index,
+            strip_whitespace=strip_whitespace,
+        )
+        self._chunker = ProcedureChunker(options)
+
+    @property
+    def options(self) -> ChunkerOptions:
+        """The validated chunker options."""
+        return self._chunker.options
+
+    @classmethod
+    @override
+    def from_tiktoken_encoder(
+        cls,
+        encoding_name: str = "cl100k_base",
+        model_name: str | None = None,
+        allowed_special: Literal["all"] | AbstractSet[str] | None = None,
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+        **kwargs: Any,
+    ) -> Self:
+        """Build a splitter whose budget counts tiktoken tokens, with no download.
+
+        Args:
+            encoding_name: The tiktoken encoding. ``cl100k_base`` and ``o200k_base``
+                ship with llama-index-core; others need ``TIKTOKEN_CACHE_DIR`` to
+                hold their files.
+            model_name: An OpenAI model name; when given, its encoding replaces
+                ``encoding_name``.
+            allowed_special: Special tokens encoded as such (as in LangChain).
+            disallowed_special: Special tokens that raise when met (as in LangChain).
+            **kwargs: Passed to :class:`ProcedureTextSplitter`.
+
+        Returns:
+            A splitter measuring ``chunk_size`` in tokens.
+
+        Raises:
+            ValueError: When ``model_name`` is unknown to tiktoken, when the encoding
+                cannot be loaded offline, or when an option is invalid.
+
+        """
+        if model_name is not None:
+            import tiktoken  # noqa: PLC0415 - heavy; only token budgets need it
+
+            try:
+                encoding_name = tiktoken.encoding_name_for_model(model_name)
+            except KeyError as exc:
+                msg = f"unknown model_name {model_name!r}: tiktoken does not know its encoding"
+                raise ValueError(msg) from exc
+        # Loads the encoding from the offline cache, or raises a ValueError saying
+        # why it cannot; tiktoken keeps it loaded for the base class's encoder below.
+        tiktoken_length(encoding_name)
+        length_function = cls._tiktoken_length_function(
+            encoding_name, None, allowed_special, disallowed_special
+        )
+        return cls(length_function=length_function, **kwargs)
+
+    @override
+    def split_text(self, text: str) -> list[str]:
+        """Return the texts of the chunks of ``text``.
+
+        These are the children, and the parents too when ``emit_parents`` is set,
+        in the order :meth:`create_documents` returns them.
+
+        Raises:
+            ValueError: When ``text`` is not usable text.
+
+        """
+        return [c.text for c in self._chunker.iter_chunks(text)]
+
+    @override
+    def create_documents(
+        self, texts: list[str], metadatas: list[dict[Any, Any]] | None = None
+    ) -> list[Document]:
+        """Return one ``Document`` per chunk of each text.
+
+        Args:
+            texts: The texts to split.
+            metadatas: One metadata dict per text, deep-copied into its chunks.
+
+        Returns:
+            The documents, text after text, each text's chunks in the chunker's order.
+
+        Raises:
+            ValueError: When ``metadatas`` and ``texts`` differ in length, or a text
+                is not usable.
+
+        """
+        if metadatas is not None and len(metadatas) != len(texts):
+            msg = f"got {len(metadatas)} metadatas for {len(texts)} texts"
+            raise ValueError(msg)
+        pairs = zip(texts, metadatas or [{}] * len(texts), strict=True)
+        return list(self._iter_documents(pairs))
+
+    def lazy_split_documents(self, documents: Iterable[Document]) -> Iterator[Document]:
+        """Yield the chunk documents of ``documents`` one at a time.
+
+        The lazy twin of :meth:`split_documents`, for corpora too large to hold
+        split in memory.
+        """
+        return self._iter_documents((doc.page_content, doc.metadata) for doc in documents)
+
+    def _iter_documents(self, pairs: Iterable[tuple[str, Mapping[str, Any]]]) -> Iterator[Document]:
+        for text, metadata in pairs:
+            source = metadata.get("source")
+            source_id = None if source is None else str(source)
+            for chunk in self._chunker.iter_chunks(text, source_id=source_id):
+                meta = chunk_metadata(chunk, copy.deepcopy(dict(metadata)))
+                if self._add_start_index and chunk.start_index is not None:
+                    meta["start_index"] = chunk.start_index
+                yield Document(page_content=chunk.text, metadata=meta, id=chunk.chunk_id)

@@ -1,0 +1,233 @@
+"""LlamaIndex node parser over the procedure-rag chunker."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from itertools import pairwise
+from typing import Any, cast
+
+from llama_index.core.bridge.pydantic import Field, PrivateAttr, field_validator, model_validator
+from llama_index.core.node_parser import NodeParser
+from llama_index.core.node_parser.node_utils import default_id_func
+from llama_index.core.schema import BaseNode, Document, NodeRelationship, RelatedNodeInfo, TextNode
+from llama_index.core.utils import get_tokenizer, get_tqdm_iterable
+
+from procedure_rag import (
+    DEFAULT_DROP_KINDS,
+    STRUCTURAL_KEYS,
+    Chunk,
+    ChunkerOptions,
+    ChunkLevel,
+    ElementKind,
+    ProcedureChunker,
+    chunk_metadata,
+)
+
+__all__ = ["ProcedureNodeParser"]
+
+#: Document metadata keys that identify a document, in order of preference:
+#: ``source`` is what the LangChain adapter reads, ``file_path`` what
+#: ``SimpleDirectoryReader`` writes.
+_SOURCE_KEYS = ("source", "file_path")
+
+#: The heading path opens every chunk's text, so ``section`` would only repeat it
+#: in the embedding; the LLM keeps it as a labelled field a prompt can cite.
+_EMBED_EXCLUDED = STRUCTURAL_KEYS
+_LLM_EXCLUDED = tuple(key for key in STRUCTURAL_KEYS if key != "section")
+
+
+def _is_generated_id(node_id: str) -> bool:
+    """Whether ``node_id`` looks like LlamaIndex's default random id (a UUID4)."""
+    try:
+        parsed = uuid.UUID(node_id)
+    except ValueError:
+        return False
+    return parsed.version == 4 and str(parsed) == node_id
+
+
+def _source_id(node: BaseNode) -> str | None:
+    """Return the id the core derives chunk ids from, stable across runs.
+
+    LlamaIndex gives every document a fresh random UUID unless the user chose one
+    (``doc_id=...``, ``filename_as_id=True``); a random id would change every chunk
+    id on every run and defeat re-indexing. So a chosen id wins, as it is the
+    document's identity in LlamaIndex's docstore; then a document's ``source`` or
+    ``file_path`` metadata; otherwise ``None``, and the core hashes the text.
+    Metadata is read from documents only: the nodes of one document share it.
+    """
+    if not _is_generated_id(node.node_id):
+        return node.node_id
+    if isinstance(node, Document):
+        for key in _SOURCE_KEYS:
+            value = node.metadata.get(key)
+            if isinstance(value, str) and value:
+                return value
+    return None
+
+
+def _merged(first: Sequence[str], second: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys([*first, *second]))
+
+
+class ProcedureNodeParser(NodeParser):
+    """Split documents into procedure-block nodes and, optionally, their parents.
+
+    Children are blocks of steps that keep a condition with the steps it governs;
+    parents group a section or a run of children. Relationships follow
+    ``HierarchicalNodeParser``: ``PARENT``/``CHILD`` between the levels (so
+    ``get_leaf_nodes``, ``get_root_nodes`` and ``AutoMergingRetriever`` work),
+    ``PREVIOUS``/``NEXT`` between neighbours of the same level of one document,
+    ``SOURCE`` to the input's document.
+
+    Node ids are the core's stable chunk ids, so ``id_func`` must stay the default.
+    Options are validated when the parser is built and cannot be changed after.
+
+    Raises:
+        ValueError: On construction, for options the core rejects (the message is
+            the core's, e.g. ``chunk_size must be > 0, got 0``), or a custom ``id_func``.
+
+    """
+
+    chunk_size: int = Field(default=400, frozen=True, description="Token budget of a child node.")
+    language: str = Field(default="auto", frozen=True, description='"ja", "en" or "auto".')
+    source_format: str = Field(default="auto", frozen=True, description='"markdown", "text" or "auto".')
+    emit_parents: bool = Field(
+        default=True, frozen=True, description="Whether parent nodes are emitted besides the children."
+    )
+    parent_chunk_size: int | None = Field(
+        default=None, frozen=True, description="Token budget of a parent; None means four child budgets."
+    )
+    max_children_per_parent: int = Field(
+        default=8, frozen=True, description="Most children one parent groups."
+    )
+    drop_kinds: list[str] = Field(
+        default_factory=lambda: sorted(kind.value for kind in DEFAULT_DROP_KINDS),
+        frozen=True,
+        description="Layout element kinds (ElementKind values) left out of nodes.",
+    )
+    tokenizer: Callable[[str], list[Any]] | None = Field(
+        default=None,
+        frozen=True,
+        exclude=True,
+        description="Tokenizer measuring the budgets; None means LlamaIndex's global tokenizer.",
+    )
+    id_func: Callable[..., str] = Field(
+        default=default_id_func,
+        exclude=True,
+        description="Unused: node ids are the core's stable chunk ids.",
+    )
+
+    _chunker: ProcedureChunker = PrivateAttr()
+
+    @classmethod
+    def class_name(cls) -> str:
+        """Name used as the key when the parser is serialised."""
+        return "ProcedureNodeParser"
+
+    @field_validator("drop_kinds", mode="after")
+    @classmethod
+    def _normalise_drop_kinds(cls, value: list[str]) -> list[str]:
+        # One spelling per set of kinds, so equal parsers hash equal in a pipeline cache.
+        return sorted(set(value))
+
+    @field_validator("id_func", mode="before")
+    @classmethod
+    def _check_id_func(cls, value: object) -> Callable[..., str]:
+        if value is None or value is default_id_func:
+            return default_id_func
+        msg = "id_func is not supported: node ids are procedure_rag's stable chunk ids"
+        raise ValueError(msg)
+
+    @model_validator(mode="after")
+    def _build_chunker(self) -> ProcedureNodeParser:
+        tokenizer = self.tokenizer or get_tokenizer()
+        kinds = {kind.value: kind for kind in ElementKind}
+        options = ChunkerOptions(
+            chunk_size=self.chunk_size,
+            length_function=lambda text: len(tokenizer(text)),
+            language=self.language,
+            source_format=self.source_format,
+            emit_parents=self.emit_parents,
+            parent_chunk_size=self.parent_chunk_size,
+            max_children_per_parent=self.max_children_per_parent,
+            # Unknown names go through as they are so that the core reports them.
+            drop_kinds=frozenset(kinds.get(name, cast(ElementKind, name)) for name in self.drop_kinds),
+        )
+        self._chunker = ProcedureChunker(options)
+        return self
+
+    @property
+    def options(self) -> ChunkerOptions:
+        """The validated core options."""
+        return self._chunker.options
+
+    def _parse_nodes(
+        self, nodes: Sequence[BaseNode], show_progress: bool = False, **kwargs: object
+    ) -> list[BaseNode]:
+        parsed: list[BaseNode] = []
+        for node in get_tqdm_iterable(nodes, show_progress, "Parsing nodes"):
+            parsed.extend(self._nodes_of(node))
+        return parsed
+
+    def _postprocess_parsed_nodes(
+        self, nodes: list[BaseNode], parent_doc_map: dict[str, Document]
+    ) -> list[BaseNode]:
+        # The base class re-finds each node's text in its document (ours opens with
+        # a heading path, and the core's spans are exact), merges metadata (done in
+        # ``_nodes_of``) and chains PREVIOUS/NEXT through the flat list, which would
+        # link children to parents. Everything is already in place.
+        return nodes
+
+    def _nodes_of(self, node: BaseNode) -> list[TextNode]:
+        """Return the nodes of one input node, relationships set."""
+        source = node.source_node or node.as_related_node_info()
+        document_metadata = node.metadata if self.include_metadata else None
+        chunks = list(self._chunker.iter_chunks(node.get_content(), source_id=_source_id(node)))
+        built = {c.chunk_id: self._text_node(c, node, document_metadata, source) for c in chunks}
+        for c in chunks:
+            if c.level is ChunkLevel.PARENT:
+                parent = built[c.chunk_id]
+                parent.relationships[NodeRelationship.CHILD] = [
+                    built[child_id].as_related_node_info() for child_id in c.child_ids
+                ]
+            elif c.parent_id is not None:
+                built[c.chunk_id].relationships[NodeRelationship.PARENT] = built[
+                    c.parent_id
+                ].as_related_node_info()
+        if self.include_prev_next_rel:
+            for level in ChunkLevel:
+                _link_neighbours([built[c.chunk_id] for c in chunks if c.level is level])
+        return list(built.values())
+
+    def _text_node(
+        self,
+        chunk: Chunk,
+        node: BaseNode,
+        document_metadata: dict[str, Any] | None,
+        source: RelatedNodeInfo,
+    ) -> TextNode:
+        spans = chunk.source_spans
+        # ``text_template`` lives on TextNode and Document, not on BaseNode.
+        text_template = getattr(node, "text_template", None)
+        templates = {"text_template": text_template} if isinstance(text_template, str) else {}
+        return TextNode(
+            id_=chunk.chunk_id,
+            text=chunk.text,
+            metadata=chunk_metadata(chunk, document_metadata),
+            excluded_embed_metadata_keys=_merged(node.excluded_embed_metadata_keys, _EMBED_EXCLUDED),
+            excluded_llm_metadata_keys=_merged(node.excluded_llm_metadata_keys, _LLM_EXCLUDED),
+            metadata_separator=node.metadata_separator,
+            metadata_template=node.metadata_template,
+            start_char_idx=spans[0].start if spans else None,
+            end_char_idx=spans[-1].end if spans else None,
+            relationships={NodeRelationship.SOURCE: source},
+            **templates,
+        )
+
+
+def _link_neighbours(nodes: Sequence[TextNode]) -> None:
+    """Chain ``nodes`` (one level of one document, in reading order) with PREVIOUS/NEXT."""
+    for prev, nxt in pairwise(nodes):
+        prev.relationships[NodeRelationship.NEXT] = nxt.as_related_node_info()
+        nxt.relationships[NodeRelationship.PREVIOUS] = prev.as_related_node_info()

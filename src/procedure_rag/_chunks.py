@@ -1,0 +1,237 @@
+"""Chunks: blocks become child chunks with steps and metadata; runs of children become parents."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import replace
+
+from procedure_rag._lexicon import Lexicon
+from procedure_rag._pack import Block
+from procedure_rag._steps import lead_in_condition, parse_step
+from procedure_rag._types import Chunk, ChunkLevel, ChunkType, ElementKind, LayoutElement, ProcedureStep, Span
+from procedure_rag._units import Unit
+
+__all__ = ["build_children", "build_parents", "chunk_id", "merge_spans"]
+
+_BLOCK_TYPES = {
+    "table": ChunkType.TABLE,
+    "code": ChunkType.CODE,
+    "picture": ChunkType.PICTURE,
+    "text": ChunkType.TEXT,
+}
+_RELATED_KINDS = (ElementKind.PICTURE, ElementKind.TABLE, ElementKind.CODE, ElementKind.FORM)
+
+
+def chunk_id(source_id: str, level: ChunkLevel, start: int, text: str) -> str:
+    """A stable id from the source id, the level, the position and the text."""
+    digest = hashlib.sha1(  # noqa: S324 - an id, not a security boundary
+        f"{source_id}\x1f{level.value}\x1f{start}\x1f{text}".encode("utf-8", "surrogatepass")
+    )
+    return digest.hexdigest()[:32]
+
+
+def merge_spans(spans: Sequence[Span | None]) -> tuple[Span, ...]:
+    """Sort and merge overlapping or touching spans."""
+    ordered = sorted((s for s in spans if s is not None and s.end > s.start), key=lambda s: s.start)
+    out: list[Span] = []
+    for span in ordered:
+        if out and span.start <= out[-1].end:
+            if span.end > out[-1].end:
+                out[-1] = Span(out[-1].start, span.end)
+        else:
+            out.append(span)
+    return tuple(out)
+
+
+def _steps(block: Block, lexicon: Lexicon) -> tuple[ProcedureStep, ...]:
+    """Parse the list items of a block; notes bind to their item or to the step before them."""
+    items: list[LayoutElement] = []
+    continued: set[str] = set()
+    cautions: dict[str, list[str]] = {}
+    seen: set[str] = set()
+    last_item: str | None = None
+    for line in block.lines:
+        el = line.element
+        if el is None:
+            continue
+        if el.element_id in seen:
+            if line.continued and el.kind is ElementKind.LIST_ITEM and el.element_id != items[0].element_id:
+                continued.add(el.element_id)
+            continue
+        seen.add(el.element_id)
+        if el.kind is ElementKind.LIST_ITEM:
+            if line.continued:
+                continued.add(el.element_id)
+            items.append(el)
+            last_item = el.element_id
+        elif el.kind is ElementKind.TEXT and el.admonition and el is not block.lead_in:
+            owner = el.parent_id if el.parent_id in {i.element_id for i in items} else last_item
+            if owner is not None:
+                cautions.setdefault(owner, []).append(f"{el.admonition}: {el.text}")
+    numbers = {i.element_id: i.number for i in items}
+    out = []
+    for item in items:
+        step = parse_step(
+            item,
+            lexicon,
+            parent_number=numbers.get(item.parent_id or "", ""),
+            extra_caution=" ".join(cautions.get(item.element_id, [])),
+        )
+        if item.element_id in continued:
+            step = replace(step, is_continuation=True)
+        out.append(step)
+    return tuple(out)
+
+
+def _related(block: Block, units: Sequence[Unit]) -> list[LayoutElement]:
+    """Pictures, tables, code and forms inside the block or in the units next to its list."""
+    found: list[LayoutElement] = [
+        line.element for line in block.lines if line.element is not None and line.element.kind in _RELATED_KINDS
+    ]
+    if block.kind == "list":
+        index = {id(u): i for i, u in enumerate(units)}
+        for unit in block.units:
+            i = index.get(id(unit))
+            if i is None or unit.kind != "list":
+                continue
+            for j in (i - 1, i + 1):
+                if 0 <= j < len(units) and units[j].kind in ("picture", "table", "code"):
+                    found.extend(e for e in units[j].elements if e.kind in _RELATED_KINDS)
+    unique: dict[str, LayoutElement] = {}
+    for el in found:
+        unique.setdefault(el.element_id, el)
+    return list(unique.values())
+
+
+def build_children(
+    blocks: Sequence[Block],
+    units: Sequence[Unit],
+    *,
+    source_id: str,
+    language: str,
+    lexicon: Lexicon,
+    header: str,
+) -> list[Chunk]:
+    """Turn the blocks of one section into child chunks (without parent ids yet).
+
+    Blocks must have lines; the caller moves the spans of line-less blocks elsewhere.
+    """
+    children: list[Chunk] = []
+    related_of: list[list[LayoutElement]] = []
+    owner: dict[str, str] = {}
+    for block in blocks:
+        head = header
+        if block.continued:
+            head = f"{header} {lexicon.continued_label}" if header else lexicon.continued_label
+        body = [line.text for line in block.lines]
+        text = "\n".join([head, *body] if head else body)
+        elements = list(dict.fromkeys(line.element for line in block.lines if line.element is not None))
+        spans = merge_spans([line.span for line in block.lines] + list(block.carried))
+        steps = _steps(block, lexicon) if block.kind == "list" else ()
+        lead = block.lead_in
+        if block.kind == "list":
+            ordered = any(e.ordered for e in elements if e.kind is ElementKind.LIST_ITEM)
+            chunk_type = ChunkType.PROCEDURE if ordered or lead is not None else ChunkType.TEXT
+        else:
+            chunk_type = _BLOCK_TYPES[block.kind]
+        pages = [e.page for e in elements if e.page is not None]
+        cid = chunk_id(source_id, ChunkLevel.CHILD, spans[0].start if spans else 0, text)
+        for el in elements:
+            owner.setdefault(el.element_id, cid)
+        related_of.append(_related(block, units))
+        children.append(
+            Chunk(
+                chunk_id=cid,
+                text=text,
+                chunk_type=chunk_type,
+                level=ChunkLevel.CHILD,
+                section_path=block.path,
+                source_id=source_id,
+                language=language,
+                steps=steps,
+                lead_in=lead.text if lead is not None else "",
+                condition=lead_in_condition(lead.text, lexicon) if lead is not None else "",
+                source_spans=spans,
+                element_ids=tuple(e.element_id for e in elements),
+                page=min(pages) if pages else None,
+                continued=block.continued,
+            )
+        )
+    return [
+        replace(
+            child,
+            related_elements=tuple(
+                (el.element_id, el.kind.value, "" if owner.get(el.element_id) == child.chunk_id else owner.get(el.element_id, ""))
+                for el in related
+            ),
+        )
+        for child, related in zip(children, related_of, strict=True)
+    ]
+
+
+def build_parents(
+    children: Sequence[Chunk],
+    *,
+    header: str,
+    budget: int,
+    max_children: int,
+    length_of_body: Sequence[int],
+) -> list[tuple[Chunk, list[Chunk]]]:
+    """Group consecutive children of one section into parents.
+
+    Args:
+        children: Child chunks of one section, in order.
+        header: The section's heading-path line.
+        budget: Parent budget (measured on the children's bodies).
+        max_children: Most children per parent.
+        length_of_body: Size of each child's body (its text without the header line).
+
+    Returns:
+        ``(parent, children with parent_id set)`` pairs in order.
+    """
+    runs: list[list[int]] = []
+    size = 0
+    for i, cost in enumerate(length_of_body):
+        if runs and len(runs[-1]) < max_children and size + cost <= budget:
+            runs[-1].append(i)
+            size += cost
+        else:
+            runs.append([i])
+            size = cost
+    out: list[tuple[Chunk, list[Chunk]]] = []
+    for run in runs:
+        members = [children[i] for i in run]
+        bodies = [_body(c, header) for c in members]
+        text = "\n".join([header, *bodies] if header else bodies)
+        spans = merge_spans([s for c in members for s in c.source_spans])
+        types = [c.chunk_type for c in members]
+        pages = [c.page for c in members if c.page is not None]
+        first = members[0]
+        parent = Chunk(
+            chunk_id=chunk_id(first.source_id, ChunkLevel.PARENT, spans[0].start if spans else 0, text),
+            text=text,
+            chunk_type=ChunkType.PROCEDURE if ChunkType.PROCEDURE in types else types[0],
+            level=ChunkLevel.PARENT,
+            section_path=first.section_path,
+            source_id=first.source_id,
+            language=first.language,
+            steps=tuple(s for c in members for s in c.steps),
+            lead_in=next((c.lead_in for c in members if c.lead_in), ""),
+            condition=next((c.condition for c in members if c.condition), ""),
+            source_spans=spans,
+            element_ids=tuple(dict.fromkeys(e for c in members for e in c.element_ids)),
+            related_elements=tuple(dict.fromkeys(r for c in members for r in c.related_elements)),
+            page=min(pages) if pages else None,
+            child_ids=tuple(c.chunk_id for c in members),
+        )
+        out.append((parent, [replace(c, parent_id=parent.chunk_id) for c in members]))
+    return out
+
+
+def _body(child: Chunk, header: str) -> str:
+    """The child's text without its heading-path line."""
+    first, _, rest = child.text.partition("\n")
+    if header and first.startswith(header):
+        return rest
+    return child.text
