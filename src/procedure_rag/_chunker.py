@@ -172,7 +172,12 @@ class ProcedureChunker:
                 continue
             yield from held
             children = build_children(
-                with_lines, section.units, source_id=source_id, language=language, lexicon=lexicon, header=header
+                with_lines,
+                section.units,
+                source_id=source_id,
+                language=language,
+                lexicon=lexicon,
+                header=header,
             )
             held = self._with_parents(children, header, [block.cost() for block in with_lines])
         if pending:

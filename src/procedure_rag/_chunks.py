@@ -87,7 +87,9 @@ def _steps(block: Block, lexicon: Lexicon) -> tuple[ProcedureStep, ...]:
 def _related(block: Block, units: Sequence[Unit]) -> list[LayoutElement]:
     """Pictures, tables, code and forms inside the block or in the units next to its list."""
     found: list[LayoutElement] = [
-        line.element for line in block.lines if line.element is not None and line.element.kind in _RELATED_KINDS
+        line.element
+        for line in block.lines
+        if line.element is not None and line.element.kind in _RELATED_KINDS
     ]
     if block.kind == "list":
         index = {id(u): i for i, u in enumerate(units)}
@@ -162,7 +164,11 @@ def build_children(
         replace(
             child,
             related_elements=tuple(
-                (el.element_id, el.kind.value, "" if owner.get(el.element_id) == child.chunk_id else owner.get(el.element_id, ""))
+                (
+                    el.element_id,
+                    el.kind.value,
+                    "" if owner.get(el.element_id) == child.chunk_id else owner.get(el.element_id, ""),
+                )
                 for el in related
             ),
         )

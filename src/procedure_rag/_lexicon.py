@@ -75,8 +75,21 @@ JAPANESE = Lexicon(
         r"|注意(?:して|が必要)|ないでください|ご注意|できません|必ず"
     ),
     caution_labels=frozenset(
-        {"注意", "重要", "警告", "注", "ヒント", "メモ", "補足", "ポイント", "caution", "warning",
-         "important", "note", "tip"}
+        {
+            "注意",
+            "重要",
+            "警告",
+            "注",
+            "ヒント",
+            "メモ",
+            "補足",
+            "ポイント",
+            "caution",
+            "warning",
+            "important",
+            "note",
+            "tip",
+        }
     ),
     result=re.compile(
         r"(表示され|表示します|開きます|開かれ|されます|になります|始まり|起動します|完了し|"

@@ -46,13 +46,11 @@ STRUCTURAL_KEYS = (
 )
 
 
-def _dumps(value: Any) -> str:
+def _dumps(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def chunk_metadata(
-    chunk: Chunk, document_metadata: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
+def chunk_metadata(chunk: Chunk, document_metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Return the metadata of ``chunk`` as a flat dict.
 
     Args:

@@ -77,9 +77,7 @@ DEFAULT_STEP_STYLES: tuple[StepStyle, ...] = (
 BULLET_MARKERS = "-*+・•●○◦▪◆◇"
 
 
-def match_step_marker(
-    line: str, styles: tuple[StepStyle, ...] = DEFAULT_STEP_STYLES
-) -> StepMarker | None:
+def match_step_marker(line: str, styles: tuple[StepStyle, ...] = DEFAULT_STEP_STYLES) -> StepMarker | None:
     """Find a step marker at the start of ``line``.
 
     Args:
@@ -115,11 +113,19 @@ class HeadingStyle:
 
 #: Heading numbers for plain text, most specific first.
 DEFAULT_HEADING_STYLES: tuple[HeadingStyle, ...] = (
-    HeadingStyle("chapter", re.compile(rf"(?P<marker>第[{_DIGITS}一二三四五六七八九十百]+[章部編])[ \t\u3000]*"), 1),
-    HeadingStyle("section", re.compile(rf"(?P<marker>第[{_DIGITS}一二三四五六七八九十百]+節)[ \t\u3000]*"), 2),
-    HeadingStyle("subsection", re.compile(rf"(?P<marker>第[{_DIGITS}一二三四五六七八九十百]+項)[ \t\u3000]*"), 3),
     HeadingStyle(
-        "decimal", re.compile(rf"(?P<marker>[{_DIGITS}]{{1,3}}(?:[.．][{_DIGITS}]{{1,3}})+[.．]?)[ \t\u3000]+(?=\S)"), 0
+        "chapter", re.compile(rf"(?P<marker>第[{_DIGITS}一二三四五六七八九十百]+[章部編])[ \t\u3000]*"), 1
+    ),
+    HeadingStyle(
+        "section", re.compile(rf"(?P<marker>第[{_DIGITS}一二三四五六七八九十百]+節)[ \t\u3000]*"), 2
+    ),
+    HeadingStyle(
+        "subsection", re.compile(rf"(?P<marker>第[{_DIGITS}一二三四五六七八九十百]+項)[ \t\u3000]*"), 3
+    ),
+    HeadingStyle(
+        "decimal",
+        re.compile(rf"(?P<marker>[{_DIGITS}]{{1,3}}(?:[.．][{_DIGITS}]{{1,3}})+[.．]?)[ \t\u3000]+(?=\S)"),
+        0,
     ),
     HeadingStyle("bracket", re.compile(r"(?P<marker>【)(?=[^】\n]+】\s*$)"), 2),
     HeadingStyle("square", re.compile(r"(?P<marker>[■□◆])[ \t\u3000]*(?=\S)"), 3),

@@ -61,10 +61,7 @@ class ChunkerOptions:
             msg = f"chunk_size must be > 0, got {self.chunk_size}"
             raise ValueError(msg)
         if self.parent_chunk_size is not None and self.parent_chunk_size < self.chunk_size:
-            msg = (
-                f"parent_chunk_size must be >= chunk_size ({self.chunk_size}), "
-                f"got {self.parent_chunk_size}"
-            )
+            msg = f"parent_chunk_size must be >= chunk_size ({self.chunk_size}), got {self.parent_chunk_size}"
             raise ValueError(msg)
         if self.max_children_per_parent < 1:
             msg = f"max_children_per_parent must be >= 1, got {self.max_children_per_parent}"

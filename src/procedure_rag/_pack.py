@@ -194,11 +194,17 @@ class _Packer:
             return self._table_or_code_lines(el)
         indent = text[: len(text) - len(text.lstrip())]
         body = text[len(indent) :]
-        pieces = _split_text(body, max(1, self.avail - self.m.line(indent + self.lexicon.continued_label)), self.m)
+        pieces = _split_text(
+            body, max(1, self.avail - self.m.line(indent + self.lexicon.continued_label)), self.m
+        )
         spans = _sub_spans(el.span, body, pieces)
         out = []
         for i, (piece, span) in enumerate(zip(pieces, spans, strict=True)):
-            rendered = f"{indent}{piece.strip()}" if i == 0 else f"{indent}{self.lexicon.continued_label} {piece.strip()}"
+            rendered = (
+                f"{indent}{piece.strip()}"
+                if i == 0
+                else f"{indent}{self.lexicon.continued_label} {piece.strip()}"
+            )
             out.append(Line(rendered, self.m.line(rendered), el, span, continued=i > 0))
         return out
 
@@ -207,7 +213,7 @@ class _Packer:
         rows = el.text.split("\n")
         rows = [r for r in rows if r.strip()]
         if len(rows) != len(spans):  # unusual layout: fall back to one span for all rows
-            spans = [el.span] * len(rows) if el.span else []  # type: ignore[list-item]
+            spans = [el.span] * len(rows) if el.span else []
         out: list[Line] = []
         for row, span in zip(rows, spans, strict=False):
             cost = self.m.line(row)
@@ -287,7 +293,9 @@ class _Packer:
                 groups.append([])
             groups[-1].extend(self.lines_of(el))
         parts: list[Block] = []
-        block = Block((), "list", lines=list(lead_lines), lead_in=lead, carried=list(unit.carried), units=[unit])
+        block = Block(
+            (), "list", lines=list(lead_lines), lead_in=lead, carried=list(unit.carried), units=[unit]
+        )
         repeat_cost = repeat.cost if repeat is not None else 0
         for group in groups:
             group_cost = sum(line.cost for line in group)

@@ -13,9 +13,18 @@ import os
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-__all__ = ["OFFLINE_ENCODINGS", "TiktokenLength", "char_length", "ensure_offline_tiktoken_cache", "tiktoken_length"]
+if TYPE_CHECKING:
+    import tiktoken
+
+__all__ = [
+    "OFFLINE_ENCODINGS",
+    "TiktokenLength",
+    "char_length",
+    "ensure_offline_tiktoken_cache",
+    "tiktoken_length",
+]
 
 #: Encodings whose files ship with llama-index-core.
 OFFLINE_ENCODINGS = ("cl100k_base", "o200k_base")
@@ -44,7 +53,7 @@ def ensure_offline_tiktoken_cache() -> str | None:
 
 
 @cache
-def _encoding(name: str) -> Any:
+def _encoding(name: str) -> tiktoken.Encoding:
     if name not in OFFLINE_ENCODINGS and not os.environ.get("TIKTOKEN_CACHE_DIR"):
         msg = f"encoding {name!r} is not available offline; use one of {', '.join(OFFLINE_ENCODINGS)}"
         raise ValueError(msg)

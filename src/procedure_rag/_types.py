@@ -7,7 +7,7 @@ ones they were given, so a list of elements can be reused across runs.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 __all__ = [
@@ -27,7 +27,7 @@ __all__ = [
 SCHEMA_VERSION = 1
 
 
-class ElementKind(str, Enum):
+class ElementKind(StrEnum):
     """What a layout element is, independent of the source format."""
 
     TITLE = "title"
@@ -46,7 +46,7 @@ class ElementKind(str, Enum):
     FORM = "form"
 
 
-class ChunkType(str, Enum):
+class ChunkType(StrEnum):
     """What a chunk mainly holds."""
 
     PROCEDURE = "procedure"
@@ -56,7 +56,7 @@ class ChunkType(str, Enum):
     PICTURE = "picture"
 
 
-class ChunkLevel(str, Enum):
+class ChunkLevel(StrEnum):
     """Where a chunk sits in the parent/child hierarchy."""
 
     CHILD = "child"
@@ -133,9 +133,21 @@ class LayoutElement:
     def with_section_path(self, path: tuple[str, ...]) -> LayoutElement:
         """Return a copy with ``section_path`` set (faster than ``dataclasses.replace``)."""
         return LayoutElement(
-            self.element_id, self.kind, self.text, self.order, self.span, self.page, self.bbox,
-            self.level, self.number, self.ordered, self.parent_id, self.list_id, self.admonition,
-            self.hints, path,
+            self.element_id,
+            self.kind,
+            self.text,
+            self.order,
+            self.span,
+            self.page,
+            self.bbox,
+            self.level,
+            self.number,
+            self.ordered,
+            self.parent_id,
+            self.list_id,
+            self.admonition,
+            self.hints,
+            path,
         )
 
     def hint(self, key: str, default: str = "") -> str:

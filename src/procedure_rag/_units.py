@@ -60,6 +60,23 @@ def _binds_after_list(el: LayoutElement) -> bool:
     return (el.kind is ElementKind.TEXT and bool(el.admonition)) or el.kind is ElementKind.PICTURE
 
 
+def _list_unit(el: LayoutElement, prev: Unit | None, units: list[Unit], lexicon: Lexicon) -> Unit:
+    """Start a list unit; the paragraph right before it becomes its lead-in when it reads as one."""
+    unit = Unit("list", [el], list_id=el.list_id)
+    if (
+        prev is not None
+        and prev.kind == "text"
+        and len(prev.elements) == 1
+        and _is_lead_in(prev.elements[0], lexicon)
+    ):
+        units.pop()
+        unit.lead_in = prev.elements[0]
+        unit.elements.insert(0, prev.elements[0])
+        unit.carried.extend(prev.carried)
+    units.append(unit)
+    return unit
+
+
 def _units_of(elements: list[LayoutElement], lexicon: Lexicon) -> list[Unit]:
     units: list[Unit] = []
     pending: list[Span] = []
@@ -68,33 +85,22 @@ def _units_of(elements: list[LayoutElement], lexicon: Lexicon) -> list[Unit]:
             if el.span is not None:
                 pending.append(el.span)
             continue
-        prev = units[-1] if units else None
-        if el.list_id is not None:
-            if prev is not None and prev.kind == "list" and prev.list_id == el.list_id:
-                prev.elements.append(el)
-                unit = prev
-            else:
-                unit = Unit("list", [el], list_id=el.list_id)
-                if prev is not None and prev.kind == "text" and len(prev.elements) == 1:
-                    candidate = prev.elements[0]
-                    if _is_lead_in(candidate, lexicon):
-                        units.pop()
-                        unit.lead_in = candidate
-                        unit.elements.insert(0, candidate)
-                        unit.carried.extend(prev.carried)
-                units.append(unit)
-        elif prev is not None and prev.kind == "list" and _binds_after_list(el) and not pending:
-            prev.elements.append(el)
-            unit = prev
-        elif el.kind in _SOLO_KINDS:
-            unit = Unit(_SOLO_KINDS[el.kind], [el])
-            units.append(unit)
+        prev_list = units[-1] if units and units[-1].kind == "list" else None
+        unit: Unit
+        if el.list_id is not None and prev_list is not None and prev_list.list_id == el.list_id:
+            unit = prev_list
+            unit.elements.append(el)
+        elif el.list_id is not None:
+            unit = _list_unit(el, units[-1] if units else None, units, lexicon)
+        elif prev_list is not None and _binds_after_list(el) and not pending:
+            unit = prev_list
+            unit.elements.append(el)
         else:
-            unit = Unit("picture" if el.kind is ElementKind.PICTURE else "text", [el])
+            kind = _SOLO_KINDS.get(el.kind) or ("picture" if el.kind is ElementKind.PICTURE else "text")
+            unit = Unit(kind, [el])
             units.append(unit)
-        if pending:
-            unit.carried.extend(pending)
-            pending.clear()
+        unit.carried.extend(pending)
+        pending.clear()
     if pending:
         if units:
             units[-1].carried.extend(pending)
