@@ -6,13 +6,14 @@ read -> section paths -> units -> blocks -> child chunks -> parents
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from procedure_rag._chunks import build_children, build_parents, merge_spans
 from procedure_rag._lexicon import Lexicon, detect_language
 from procedure_rag._markdown import iter_markdown, looks_like_markdown
 from procedure_rag._options import ChunkerOptions
-from procedure_rag._pack import pack_section
+from procedure_rag._pack import Measure, pack_section
 from procedure_rag._sections import iter_with_section_paths
 from procedure_rag._tokens import tiktoken_length
 from procedure_rag._types import Chunk, ChunkLevel, ChunkType, LayoutElement, Span
@@ -20,7 +21,7 @@ from procedure_rag._units import iter_sections
 
 __all__ = ["ProcedureChunker", "chunk", "iter_chunks", "validate_text"]
 
-_CONTROL = {chr(c) for c in range(32)} - {"\t", "\n", "\r", "\f", "\v"}
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1f]")
 _SNIFF = 8192
 
 
@@ -45,7 +46,7 @@ def validate_text(text: str | bytes) -> str:
     if "\x00" in head:
         msg = f"input looks binary: NUL character at offset {head.index(chr(0))}"
         raise ValueError(msg)
-    controls = sum(1 for ch in head if ch in _CONTROL)
+    controls = len(_CONTROL.findall(head))
     if head and controls * 10 > len(head):
         msg = f"input looks binary: {controls} control characters in the first {len(head)}"
         raise ValueError(msg)
@@ -68,6 +69,7 @@ class ProcedureChunker:
     def __init__(self, options: ChunkerOptions | None = None) -> None:
         self._options = options or ChunkerOptions()
         self._length: Callable[[str], int] = self._options.length_function or tiktoken_length()
+        self._measure = Measure(self._length)
 
     @property
     def options(self) -> ChunkerOptions:
@@ -155,7 +157,7 @@ class ProcedureChunker:
                 section,
                 source=source_text,
                 budget=self._options.chunk_size,
-                length=self._length,
+                measure=self._measure,
                 lexicon=lexicon,
                 header=header,
             )

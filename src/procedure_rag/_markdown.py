@@ -78,7 +78,7 @@ def _parser_options() -> Options:
     )
 
 
-def looks_like_markdown(text: str, *, sample: int = 50_000) -> bool:
+def looks_like_markdown(text: str, *, sample: int = 10_000) -> bool:
     """Guess whether ``text`` is Markdown (headings, fences, lists, tables, quotes)."""
     head = text[:sample]
     signs = len(_MARKDOWN_SIGNS.findall(head))

@@ -25,7 +25,7 @@ from procedure_rag._steps import lead_in_condition
 from procedure_rag._types import ElementKind, LayoutElement, Span
 from procedure_rag._units import Section, Unit
 
-__all__ = ["Block", "Line", "pack_section"]
+__all__ = ["Block", "Line", "Measure", "pack_section"]
 
 _BULLETS = {"-", "*", "+"}
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}")
@@ -67,15 +67,24 @@ class Block:
         return sum(line.cost for line in self.lines)
 
 
-class _Measure:
-    """The length function, plus the size of a line break, measured once."""
+class Measure:
+    """The length function, plus the size of a line break and of labels, measured once."""
 
     def __init__(self, length: Callable[[str], int]) -> None:
         self.length = length
         self.newline = max(length("\n"), 0)
+        self._labels: dict[str, int] = {}
 
     def line(self, text: str) -> int:
+        """Size of ``text`` as one line of a chunk."""
         return self.length(text) + self.newline
+
+    def label(self, text: str) -> int:
+        """Size of a short label line, measured once per label."""
+        cost = self._labels.get(text)
+        if cost is None:
+            cost = self._labels[text] = self.line(text)
+        return cost
 
 
 def _label(admonition: str) -> str:
@@ -99,7 +108,7 @@ def render_element(el: LayoutElement, depth_of: dict[str, int]) -> str:
     return f"{indent}{el.text}"
 
 
-def _split_text(text: str, avail: int, m: _Measure) -> list[str]:
+def _split_text(text: str, avail: int, m: Measure) -> list[str]:
     """Cut ``text`` into pieces of at most ``avail``: at sentence ends, then at spaces."""
     pieces: list[str] = []
     current = ""
@@ -122,7 +131,7 @@ def _split_text(text: str, avail: int, m: _Measure) -> list[str]:
     return pieces
 
 
-def _hard_split(text: str, avail: int, m: _Measure) -> list[str]:
+def _hard_split(text: str, avail: int, m: Measure) -> list[str]:
     """Cut a sentence longer than the budget, preferring spaces. Linear in ``len(text)``."""
     total = max(m.length(text), 1)
     step = max(1, int(len(text) * avail / total * 0.9))
@@ -174,7 +183,7 @@ def _source_lines(el: LayoutElement, source: str) -> list[Span]:
 class _Packer:
     """Packs the units of one section into blocks."""
 
-    def __init__(self, source: str, budget: int, m: _Measure, lexicon: Lexicon, header_cost: int) -> None:
+    def __init__(self, source: str, budget: int, m: Measure, lexicon: Lexicon, header_cost: int) -> None:
         self.source = source
         self.budget = budget
         self.m = m
@@ -337,7 +346,7 @@ def pack_section(
     *,
     source: str,
     budget: int,
-    length: Callable[[str], int],
+    measure: Measure,
     lexicon: Lexicon,
     header: str,
 ) -> list[Block]:
@@ -347,17 +356,16 @@ def pack_section(
         section: The section's units.
         source: The whole source text (table and code rows are mapped back to it).
         budget: The child chunk budget.
-        length: The length function.
+        measure: The length function, with its fixed costs measured once.
         lexicon: The document's language rules.
         header: The heading-path line every block of the section starts with.
 
     Returns:
         The blocks in reading order.
     """
-    m = _Measure(length)
-    header_cost = m.line(header) if header else 0
-    header_cost += m.line(lexicon.continued_label)
-    packer = _Packer(source, budget, m, lexicon, header_cost)
+    header_cost = measure.line(header) if header else 0
+    header_cost += measure.label(lexicon.continued_label)
+    packer = _Packer(source, budget, measure, lexicon, header_cost)
     blocks = list(packer.pack(section))
     for block in blocks:
         block.path = section.path

@@ -89,6 +89,7 @@ _FOOTER = re.compile(
 )
 _FIRST_LINE = re.compile(r"[\s]*([^\r\n\f]*)")
 _RULE = re.compile(r"([-=~^*+#_`'\":.])\1{2,}")
+_DEFINITION = re.compile(r"[^:：.。]{1,40}[:：]\s")
 _CELL_SEP = re.compile(r"\t+|[ \u3000]{2,}")
 _CODEISH = re.compile(
     r"[=;{}]|\$ |^\$|^#\s|^>>>|\w\(.*\)|^(?:sudo|cd|pip|npm|git|yum|apt|docker|curl|wget|python|def|class|"
@@ -101,8 +102,11 @@ _SENTENCE_END = frozenset(".!?。．！？")
 _CLOSERS = "\"'”’」』)）]】"
 _CONTINUES_LINE = frozenset(",.;:、。，．)）」』]")
 _EN_CONNECTORS = frozenset(
-    "a an the to of in on at for with by from and or but as if is are be your you this that then via into "
-    "onto than when while which will can may not".split()
+    "a an the to of in on at for with by from and or nor but as if is are was were be been being am your "
+    "you this that these those then via into onto than when while which who whose where what how will "
+    "would can could may might must shall should do does did has have had not so because after before "
+    "about over under between through during without within upon per like such each every all any some "
+    "its their our my his her".split()
 )
 _JA_CONNECTORS = frozenset("をにのはがでとへやもて、，")
 # Step styles whose single-level numbers ("1.", "(1)", "1)") may also number headings.
@@ -348,6 +352,7 @@ class _Reader:
         self.pending: list[_Block] = []
         self.pending_parent: _Open | None = None
         self.prev_closed = True
+        self.prev_line: _Line | None = None
         self.heading_levels: dict[str, int] = {}
         self.last_level = 0
         widths = sorted(_width(s) for s in text[:200_000].splitlines() if s.strip())
@@ -422,6 +427,7 @@ class _Reader:
             self.cur_indent = line.indent
         if self.cur is not None:
             self.prev_closed = _ends_sentence(self.tail(line))
+        self.prev_line = line
 
     # ----- blocks --------------------------------------------------------------------------
     def new_block(
@@ -487,13 +493,18 @@ class _Reader:
         if not self.stack:
             return
         indent = block.first.indent
+        if self.pending:  # whatever follows an undecided paragraph shares its fate
+            if len(self.pending) < _MAX_PENDING and indent >= self.pending[0].first.indent:
+                block.resolved = False
+                self.pending.append(block)
+            else:
+                self.resolve_pending(inside=False)
+            return
         n = len(self.stack)
         while n and self.stack[n - 1].indent >= indent:
             n -= 1
         if n:  # indented under an open item: a block inside that item
             del self.stack[n:]
-            if self.pending:
-                self.resolve_pending(inside=True)
             block.parent_id = self.stack[-1].element_id
             block.list_id = self.list_id
         elif self.stack[0].indent == indent and len(self.pending) < _MAX_PENDING:
@@ -738,8 +749,17 @@ class _Reader:
         s1 = self.s(b1)
         if s1[0].islower() or s1[0] in _CONTINUES_LINE:
             return False
-        if not (_width(s1, width + 1) > width or _ends_sentence(s1) or _ends_with_connector(s1)):
+        b2 = self.peek(1)
+        wraps_on = (
+            _ends_with_connector(s1)
+            and b2 is not None
+            and not b2.blank_before
+            and not (self.text[b2.body].islower() or self.text[b2.body] in _CONTINUES_LINE)
+        )
+        if not (_width(s1, 31) >= 30 or _ends_sentence(s1) or wraps_on):
             return False
+        if self.prev_line is not None and _DEFINITION.match(self.s(self.prev_line)) and _DEFINITION.match(s1):
+            return False  # a short line inside a "Label: text" list is one of its labels
         total, sentence = 0, False
         for k in range(3):
             ln = self.peek(k)
@@ -799,7 +819,7 @@ class _Reader:
         return True
 
     def try_code(self, line: _Line) -> bool:
-        base = self.stack[-1].indent + 4 if self.stack else 0
+        base = self.stack[-1].indent + 4 if self.stack and not self.pending else 0
         if not line.blank_before or line.indent < base + 4 or _CODEISH.search(self.head(line)) is None:
             return False
         strip = line.body - line.start
