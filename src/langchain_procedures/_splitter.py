@@ -21,6 +21,7 @@ from procedure_rag import (
     DEFAULT_HEADING_STYLES,
     DEFAULT_STEP_STYLES,
     LEXICONS,
+    Chunk,
     ChunkerOptions,
     ElementKind,
     HeadingStyle,
@@ -53,8 +54,8 @@ class ProcedureTextSplitter(TextSplitter):
             LangChain; see :meth:`from_tiktoken_encoder` for tokens).
         add_start_index: Add ``start_index``, the offset in the input text of the
             first source character the chunk covers.
-        strip_whitespace: Passed to ``TextSplitter``; chunk texts never begin or end
-            with whitespace, so it changes nothing.
+        strip_whitespace: Strip whitespace from both ends of every chunk text (pieces
+            of a long table or code block can end in spaces).
         language: ``"ja"``, ``"en"`` or ``"auto"`` (detected per document).
         source_format: ``"markdown"``, ``"text"`` or ``"auto"``.
         emit_parents: Also emit parent chunks, each right after its last child.
@@ -177,7 +178,7 @@ class ProcedureTextSplitter(TextSplitter):
             ValueError: When ``text`` is not usable text.
 
         """
-        return [c.text for c in self._chunker.iter_chunks(text)]
+        return [self._page_content(c) for c in self._chunker.iter_chunks(text)]
 
     @override
     def create_documents(
@@ -219,4 +220,7 @@ class ProcedureTextSplitter(TextSplitter):
                 meta = chunk_metadata(chunk, copy.deepcopy(dict(metadata)))
                 if self._add_start_index and chunk.start_index is not None:
                     meta["start_index"] = chunk.start_index
-                yield Document(page_content=chunk.text, metadata=meta, id=chunk.chunk_id)
+                yield Document(page_content=self._page_content(chunk), metadata=meta, id=chunk.chunk_id)
+
+    def _page_content(self, chunk: Chunk) -> str:
+        return chunk.text.strip() if self._strip_whitespace else chunk.text

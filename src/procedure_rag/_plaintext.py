@@ -101,13 +101,15 @@ _WIDE = re.compile(
 _SENTENCE_END = frozenset(".!?。．！？")
 _CLOSERS = "\"'”’」』)）]】"
 _CONTINUES_LINE = frozenset(",.;:、。，．)）」』]")
-_EN_CONNECTORS = frozenset(
+# Words a wrapped line ends with when the sentence goes on (function words, not verbs).
+_EN_CONNECTOR_WORDS = (
     "a an the to of in on at for with by from and or nor but as if is are was were be been being am your "
     "you this that these those then via into onto than when while which who whose where what how will "
     "would can could may might must shall should do does did has have had not so because after before "
     "about over under between through during without within upon per like such each every all any some "
-    "its their our my his her".split()
+    "its their our my his her won't can't don't doesn't isn't aren't didn't"
 )
+_EN_CONNECTORS = frozenset(_EN_CONNECTOR_WORDS.split())
 _JA_CONNECTORS = frozenset("をにのはがでとへやもて、，")
 # Step styles whose single-level numbers ("1.", "(1)", "1)") may also number headings.
 _HEADING_CAPABLE = frozenset({"dotted", "dotted-fullwidth", "close-paren", "paren"})
@@ -124,6 +126,7 @@ class _Line:
     end: int  # offset just past its last non-whitespace character
     indent: int  # leading whitespace in columns
     blank_before: bool  # a blank line, a page break or the start of the text precedes it
+    head: str  # the first characters of the line, where markers are matched
 
 
 @dataclass(slots=True)
@@ -238,10 +241,13 @@ def _make_line(text: str, start: int, stop: int, blank_before: bool) -> _Line | 
     if not head:
         return None
     body = start + len(raw) - len(head)
-    indent = 0
-    for ch in text[start:body]:
-        indent += 4 - indent % 4 if ch == "\t" else 2 if ch == "\u3000" else 1
-    return _Line(start, body, start + len(raw.rstrip()), indent, blank_before)
+    indent = body - start
+    if indent and raw[:indent].strip(" "):  # tabs and ideographic spaces are wider than one column
+        indent = 0
+        for ch in raw[: body - start]:
+            indent += 4 - indent % 4 if ch == "\t" else 2 if ch == "\u3000" else 1
+    end = start + len(raw.rstrip())
+    return _Line(start, body, end, indent, blank_before, text[body : min(end, body + _MATCH_PREFIX)])
 
 
 def _width(s: str, cap: int = 400) -> int:
@@ -293,7 +299,7 @@ def _ordinal(marker: str) -> int | None:
         for first, base in ((0x2460, 1), (0x2776, 1), (0x24EB, 11)):
             if first <= o < first + (20 if first == 0x2460 else 10):
                 return o - first + base
-    core = marker.strip("()（）.)． ").lower()
+    core = re.sub(r"[()（）.．\s]", "", marker).lower()
     if core in _ROMAN_VALUES:
         return _ROMAN_VALUES[core]
     if len(core) == 1 and core.isalpha():
@@ -357,7 +363,13 @@ class _Reader:
         self.last_level = 0
         widths = sorted(_width(s) for s in text[:200_000].splitlines() if s.strip())
         self.wrap = max(40, widths[len(widths) * 9 // 10] if widths else 0)
-        self.prefilter = _prefilter(step_styles)
+        self.step_prefilter = _prefilter([st.pattern for st in step_styles])
+        heading_prefilter = _prefilter([st.pattern for st in heading_styles])
+        self.special = (
+            re.compile(f"{_RULE.pattern}|{_ADMONITION.pattern}|{heading_prefilter.pattern}", re.IGNORECASE)
+            if heading_prefilter is not None
+            else None
+        )
 
     # ----- line access -------------------------------------------------------------------
     def peek(self, k: int = 0) -> _Line | None:
@@ -374,15 +386,12 @@ class _Reader:
     def s(self, line: _Line) -> str:
         return self.text[line.body : line.end]
 
-    def head(self, line: _Line) -> str:
-        return self.text[line.body : min(line.end, line.body + _MATCH_PREFIX)]
-
     def tail(self, line: _Line) -> str:
         return self.text[max(line.body, line.end - 40) : line.end]
 
     def marker(self, line: _Line) -> StepMarker | None:
-        head = self.head(line)
-        if self.prefilter is not None and self.prefilter.match(head) is None:
+        head = line.head
+        if self.step_prefilter is not None and self.step_prefilter.match(head) is None:
             return None
         m = match_step_marker(head, self.step_styles)
         # "-foo", "--" and "*emphasis*" are not bullets: ASCII bullets need a space.
@@ -394,7 +403,8 @@ class _Reader:
     def run(self) -> Iterator[LayoutElement]:
         while (line := self.take()) is not None:
             self.feed(line)
-            yield from self.drain()
+            if self.queue and self.queue[0].done:
+                yield from self.drain()
         self.close_cur()
         self.resolve_pending(inside=False)
         yield from self.drain()
@@ -409,13 +419,18 @@ class _Reader:
             self.new_block(furniture, line, [(line.body, line.end)], done=True)
             self.prev_closed = True
             return
+        # One regex call rules out rules, notes and heading numbers on ordinary lines.
+        special = self.special is None or self.special.match(line.head) is not None
+        if not special and self.plain_continuation(line):
+            return
         handled = (
-            self.try_setext(line)
-            or self.try_rule(line)
-            or self.try_admonition(line)
-            or self.try_heading_number(line)
+            ((line.blank_before or special) and self.try_setext(line))
+            or (
+                special
+                and (self.try_rule(line) or self.try_admonition(line) or self.try_heading_number(line))
+            )
             or self.try_item(line)
-            or self.try_table(line)
+            or (self.maybe_row(line.head) and self.try_table(line))
             or self.try_inferred_heading(line)
             or self.try_continue(line)
             or self.try_code(line)
@@ -428,6 +443,30 @@ class _Reader:
         if self.cur is not None:
             self.prev_closed = _ends_sentence(self.tail(line))
         self.prev_line = line
+
+    def plain_continuation(self, line: _Line) -> bool:
+        """Fast path for the common case: an ordinary wrapped line of an open paragraph."""
+        cur = self.cur
+        if (
+            cur is None
+            or cur.kind is not ElementKind.TEXT
+            or cur.admonition
+            or line.blank_before
+            or self.prev_closed
+            or self.step_prefilter is None
+            or self.step_prefilter.match(line.head) is not None
+            or self.maybe_row(line.head)
+        ):
+            return False
+        cur.last = line
+        cur.pieces.append((line.body, line.end))
+        self.prev_closed = _ends_sentence(self.tail(line))
+        self.prev_line = line
+        return True
+
+    @staticmethod
+    def maybe_row(head: str) -> bool:
+        return "\t" in head or "  " in head or "\u3000" in head or head.startswith("|")
 
     # ----- blocks --------------------------------------------------------------------------
     def new_block(
@@ -544,7 +583,7 @@ class _Reader:
         ordinal = _ordinal(m.marker)
         if self.numbered_heading(line, m, ordinal):
             level = self.heading_levels.get(m.style) or self.last_level + 1
-            self.heading(line, line, m.rest_start, m.marker, level, m.style)
+            self.heading(line, line, rest=m.rest_start, number=m.marker, level=level, style=m.style)
             return True
         keep, relation = self.place(line.indent, m.style, ordinal)
         if self.pending:
@@ -601,6 +640,7 @@ class _Reader:
         self,
         first: _Line,
         title: _Line,
+        *,
         rest: int,
         number: str,
         level: int,
@@ -624,17 +664,13 @@ class _Reader:
         return line.blank_before or self.prev_closed
 
     def try_setext(self, line: _Line) -> bool:
-        over = _RULE.fullmatch(self.head(line))
+        over = _RULE.fullmatch(line.head)
         title = self.peek(0) if over else line
         under = self.peek(1) if over else self.peek(0)
-        if title is None or under is None or title.blank_before and over or under.blank_before:
+        if title is None or under is None or (title.blank_before and over) or under.blank_before:
             return False
-        m = _RULE.fullmatch(self.head(under))
-        if (
-            m is None
-            or (over is not None and over.group(1) != m.group(1))
-            or _RULE.fullmatch(self.head(title))
-        ):
+        m = _RULE.fullmatch(under.head)
+        if m is None or (over is not None and over.group(1) != m.group(1)) or _RULE.fullmatch(title.head):
             return False
         if not (over or line.blank_before) or _width(self.s(title), 121) > 120:
             return False
@@ -644,11 +680,11 @@ class _Reader:
         if over:
             self.take()
         self.take()
-        self.heading(line, title, rest, number, level, key, last=under)
+        self.heading(line, title, rest=rest, number=number, level=level, style=key, last=under)
         return True
 
     def title_number(self, line: _Line) -> tuple[str, int]:
-        head = self.head(line)
+        head = line.head
         hm = match_heading_number(head, self.heading_styles)
         if hm is not None and any(c.isalnum() for c in hm[0]):
             return hm[0], hm[2]
@@ -658,7 +694,7 @@ class _Reader:
         return "", 0
 
     def try_heading_number(self, line: _Line) -> bool:
-        s = self.head(line)
+        s = line.head
         hm = match_heading_number(s, self.heading_styles)
         if hm is None or line.end - line.body > _MATCH_PREFIX:
             return False
@@ -672,7 +708,7 @@ class _Reader:
         if not _short_title(title, 80) or (not symbol and level > 1 and not self.closed_before(line)):
             return False
         style = next((st.name for st in self.heading_styles if st.pattern.match(s)), "heading")
-        self.heading(line, line, rest, "" if symbol else marker, level, style)
+        self.heading(line, line, rest=rest, number="" if symbol else marker, level=level, style=style)
         if marker == "【":  # the heading text leaves out the closing bracket too
             block = self.queue[-1]
             block.pieces = [(block.pieces[0][0], line.body + s.rstrip().rfind("】"))]
@@ -694,7 +730,7 @@ class _Reader:
         if nxt is None or not self.closed_before(line):
             return False
         digits = re.sub(r"[^0-9０-９]", "", m.marker).translate(_FULLWIDTH_DIGITS)
-        hm = match_heading_number(self.head(nxt), self.heading_styles)
+        hm = match_heading_number(nxt.head, self.heading_styles)
         if digits and hm is not None and hm[0].translate(_FULLWIDTH_DIGITS).startswith(digits + "."):
             return True
         if not nxt.blank_before or self.marker(nxt) is not None:
@@ -738,7 +774,7 @@ class _Reader:
             return False
         style = "inferred"
         level = self.heading_levels.get(style) or self.last_level + 1
-        self.heading(line, line, 0, "", level, style)
+        self.heading(line, line, rest=0, number="", level=level, style=style)
         self.queue[-1].hints += (("inferred", "true"),)
         return True
 
@@ -749,14 +785,16 @@ class _Reader:
         s1 = self.s(b1)
         if s1[0].islower() or s1[0] in _CONTINUES_LINE:
             return False
+        b1_width = _width(s1, 31)
         b2 = self.peek(1)
+        # "In the / Guide / , move to…": a paragraph whose first line breaks at a UI label
         wraps_on = (
             _ends_with_connector(s1)
             and b2 is not None
             and not b2.blank_before
-            and not (self.text[b2.body].islower() or self.text[b2.body] in _CONTINUES_LINE)
+            and not (b2.head[0].islower() or b2.head[0] in _CONTINUES_LINE)
         )
-        if not (_width(s1, 31) >= 30 or _ends_sentence(s1) or wraps_on):
+        if not (b1_width >= 30 or (b1_width > width and _ends_sentence(s1)) or wraps_on):
             return False
         if self.prev_line is not None and _DEFINITION.match(self.s(self.prev_line)) and _DEFINITION.match(s1):
             return False  # a short line inside a "Label: text" list is one of its labels
@@ -767,11 +805,11 @@ class _Reader:
                 break
             total += _width(self.s(ln), 200)
             sentence = sentence or _ends_sentence(self.tail(ln))
-        return sentence and total >= max(40, width * 3 // 2)
+        return (sentence or total >= 100) and total >= max(40, width * 3 // 2)
 
     # ----- other blocks --------------------------------------------------------------------
     def try_rule(self, line: _Line) -> bool:
-        if _RULE.fullmatch(self.head(line)) is None:
+        if _RULE.fullmatch(line.head) is None:
             return False
         if self.cur is not None:  # a separator under a block belongs to that block
             self.cur.last = line
@@ -783,7 +821,7 @@ class _Reader:
         return True
 
     def try_admonition(self, line: _Line) -> bool:
-        m = _ADMONITION.match(self.head(line))
+        m = _ADMONITION.match(line.head)
         if m is None:
             return False
         word = next(g for g in m.group("b", "c", "a", "k", "j") if g is not None)
@@ -820,7 +858,7 @@ class _Reader:
 
     def try_code(self, line: _Line) -> bool:
         base = self.stack[-1].indent + 4 if self.stack and not self.pending else 0
-        if not line.blank_before or line.indent < base + 4 or _CODEISH.search(self.head(line)) is None:
+        if not line.blank_before or line.indent < base + 4 or _CODEISH.search(line.head) is None:
             return False
         strip = line.body - line.start
         block = self.new_block(ElementKind.CODE, line, [(line.body, line.end)])
@@ -854,14 +892,14 @@ def _join_wrapped(text: str, pieces: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
-def _prefilter(styles: tuple[StepStyle, ...]) -> re.Pattern[str] | None:
+def _prefilter(patterns: list[re.Pattern[str]]) -> re.Pattern[str] | None:
     """One alternation of every style, to reject ordinary lines with a single regex call."""
-    flags = {s.pattern.flags for s in styles}
+    flags = {p.flags for p in patterns}
     if len(flags) != 1:
         return None
     try:
         return re.compile(
-            "|".join(f"(?:{s.pattern.pattern.replace('(?P<marker>', '(?:')})" for s in styles), flags.pop()
+            "|".join(f"(?:{p.pattern.replace('(?P<marker>', '(?:')})" for p in patterns), flags.pop()
         )
     except re.error:
         return None

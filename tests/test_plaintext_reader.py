@@ -1,0 +1,630 @@
+"""The plain-text reader: numbering, headings, lists, notes, tables, pages and invariants."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from procedure_rag._numbering import DEFAULT_STEP_STYLES
+from procedure_rag._plaintext import iter_plain_text, read_plain_text
+from procedure_rag._types import ElementKind, LayoutElement
+
+K = ElementKind
+
+
+def read(text: str, source_id: str = "doc") -> list[LayoutElement]:
+    return read_plain_text(text, source_id=source_id)
+
+
+def kinds(elements: list[LayoutElement]) -> list[ElementKind]:
+    return [e.kind for e in elements]
+
+
+def assert_invariants(text: str, elements: list[LayoutElement], source_id: str = "doc") -> None:
+    """Spans cover every non-whitespace character, in order, without overlap; ids follow order."""
+    covered = bytearray(len(text))
+    last_end = 0
+    for i, e in enumerate(elements):
+        assert e.order == i
+        assert e.element_id == f"{source_id}#e{i}"
+        assert e.span is not None
+        assert e.span.start >= last_end, f"element {i} overlaps the one before"
+        assert e.span.end <= len(text)
+        last_end = e.span.end
+        covered[e.span.start : e.span.end] = b"\x01" * (e.span.end - e.span.start)
+    lost = [i for i, ch in enumerate(text) if not ch.isspace() and not covered[i]]
+    assert lost == [], f"characters not covered: {[text[i] for i in lost[:10]]}"
+
+
+# ----- numbering styles -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "number", "ordered", "text"),
+    [
+        ("1. Open the Settings app.", "1.", True, "Open the Settings app."),
+        ("1. 設定画面を開きます。", "1.", True, "設定画面を開きます。"),
+        ("2) Tap Accounts.", "2)", True, "Tap Accounts."),
+        ("2） アカウントを選択します。", "2）", True, "アカウントを選択します。"),
+        ("１．設定画面を開きます。", "１．", True, "設定画面を開きます。"),
+        ("① Turn on the power.", "①", True, "Turn on the power."),
+        ("①電源を入れます。", "①", True, "電源を入れます。"),
+        ("(1) Enter the password.", "(1)", True, "Enter the password."),
+        ("（１）パスワードを入力します。", "（１）", True, "パスワードを入力します。"),
+        ("A-1 Open the cover.", "A-1", True, "Open the cover."),
+        ("B-3 カバーを閉じます。", "B-3", True, "カバーを閉じます。"),
+        ("Step 2 Tap OK.", "Step 2", True, "Tap OK."),
+        ("STEP 3: Restart the device.", "STEP 3:", True, "Restart the device."),
+        ("手順3 再起動します。", "手順3", True, "再起動します。"),
+        ("ステップ1 電源を切ります。", "ステップ1", True, "電源を切ります。"),
+        ("a) Select a network.", "a)", True, "Select a network."),
+        ("iv. Confirm the settings.", "iv.", True, "Confirm the settings."),
+        ("#. Build the project.", "#.", True, "Build the project."),
+        ("- Check the cable.", "-", False, "Check the cable."),
+        ("* Check the cable.", "*", False, "Check the cable."),
+        ("• Check the cable.", "•", False, "Check the cable."),
+        ("・ケーブルを確認します。", "・", False, "ケーブルを確認します。"),
+        ("● 電源を確認します。", "●", False, "電源を確認します。"),
+    ],
+)
+def test_step_marker_styles(line: str, number: str, ordered: bool, text: str) -> None:
+    (item,) = read(line)
+    assert item.kind is K.LIST_ITEM
+    assert (item.number, item.ordered, item.text, item.level) == (number, ordered, text, 0)
+    assert item.list_id == "doc#l1"
+    assert item.parent_id is None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "-not a bullet",
+        "--verbose is an option.",
+        "*emphasis* is not a bullet.",
+        "1.5 times faster than before.",
+    ],
+)
+def test_lines_that_only_look_like_markers_are_text(line: str) -> None:
+    (el,) = read(line)
+    assert el.kind is K.TEXT
+
+
+# ----- heading styles ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "level", "number", "text"),
+    [
+        ("第1章 はじめに", 1, "第1章", "はじめに"),
+        ("第一章　概要", 1, "第一章", "概要"),
+        ("第2節 設定の変更", 2, "第2節", "設定の変更"),
+        ("第3項 詳細", 3, "第3項", "詳細"),
+        ("1.1 Overview", 2, "1.1", "Overview"),
+        ("1.1. 概要", 2, "1.1.", "概要"),
+        ("2.3.1 Network settings", 3, "2.3.1", "Network settings"),
+        ("２．３ ネットワーク設定", 2, "２．３", "ネットワーク設定"),
+        ("【操作手順】", 2, "", "操作手順"),
+        ("■ 設定方法", 3, "", "設定方法"),
+        ("■ Before you begin", 3, "", "Before you begin"),
+    ],
+)
+def test_heading_styles(line: str, level: int, number: str, text: str) -> None:
+    heading, body = read(f"{line}\nThe body of the section follows here.\n")
+    assert heading.kind is K.SECTION_HEADER
+    assert (heading.level, heading.number, heading.text) == (level, number, text)
+    assert heading.hint("raw") == line
+    assert body.kind is K.TEXT
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "第1章で説明したとおり、設定は必要です。",  # a sentence that starts with a chapter reference
+        "■ 本製品をご使用になる前に必ずお読みください。",
+        "1.5 GHz and faster processors are supported for this mode of operation.",
+    ],
+)
+def test_heading_numbers_in_sentences_are_not_headings(line: str) -> None:
+    assert K.SECTION_HEADER not in kinds(read(f"前の文です。\n{line}\n"))
+
+
+def test_underlined_titles_are_headings_with_levels_by_underline() -> None:
+    text = (
+        "=====\nInstall\n=====\n\nIntro.\n\n"
+        "1. Prepare\n----------\n\nBody.\n\n"
+        "1.1. Time zone\n~~~~~~~~~\n\nSet it.\n"
+    )
+    heads = [e for e in read(text) if e.kind is K.SECTION_HEADER]
+    assert [(h.text, h.level, h.number) for h in heads] == [
+        ("Install", 1, ""),
+        ("Prepare", 2, "1."),
+        ("Time zone", 3, "1.1."),
+    ]
+    assert_invariants(text, read(text))
+
+
+# ----- numbered lines: heading or step ----------------------------------------------------
+
+
+def test_numbered_line_introducing_subsections_is_a_heading() -> None:
+    text = "1. 事前準備\n\nインストールの前に確認します。\n\n1.1. タイムゾーンを設定する\n\n設定します。\n"
+    els = read(text)
+    assert [(e.kind, e.number, e.text) for e in els[:1]] == [(K.SECTION_HEADER, "1.", "事前準備")]
+    assert els[2].kind is K.SECTION_HEADER
+    assert els[2].level > els[0].level
+
+
+def test_numbered_line_with_long_body_is_a_heading() -> None:
+    text = (
+        "1. Overview\n\nThis guide explains how to set up the device.\nIt covers the network.\n\n"
+        "Read it before you start.\n\n2. Setup\n\nConnect the cable first.\nThen turn it on.\n\n"
+        "The light turns green.\n"
+    )
+    heads = [(e.number, e.text, e.level) for e in read(text) if e.kind is K.SECTION_HEADER]
+    assert heads == [("1.", "Overview", 1), ("2.", "Setup", 1)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1. Open Settings\n2. Tap Accounts\n3. Tap Add account\n",
+        "1. 設定画面を開く\n2. アカウントを選択する\n",
+        "1. [設定]画面を開きます。\n\n設定画面が表示されます。\n\n2. [OK]をクリックします。\n",
+        "1. Open Settings\n\nThe Settings screen appears.\n\n2. Tap OK\n\nThe account is added.\n",
+        "(1) 電源を入れる\n(2) ログインする\n",
+    ],
+)
+def test_numbered_steps_stay_steps(text: str) -> None:
+    els = read(text)
+    assert K.SECTION_HEADER not in kinds(els)
+    assert kinds(els).count(K.LIST_ITEM) == 2 + ("Add account" in text)
+
+
+# ----- inferred headings (PDF text without numbering) -------------------------------------
+
+
+def test_short_title_line_before_longer_paragraph_is_a_heading() -> None:
+    text = (
+        "You can move forwards and backwards 24 hours and then the day will be announced.\n"
+        "Setting up the content for Ambient Mode\n"
+        "You can select the content and change the settings for Ambient Mode. Press the Select button\n"
+        "to open the menu.\n"
+    )
+    els = read(text)
+    assert [e.kind for e in els] == [K.TEXT, K.SECTION_HEADER, K.TEXT]
+    assert els[1].text == "Setting up the content for Ambient Mode"
+    assert els[1].hint("inferred") == "true"
+    assert els[2].text.startswith("You can select")
+    assert els[2].text.endswith("to open the menu.")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the line before does not end a sentence: a wrapped line, not a title
+        "Use the up and down buttons to move to the\nSystem Manager\n"
+        "menu, and then press the Select button.\n",
+        # ends with a function word
+        "Done.\nPress the\nbutton on the remote control to open the Settings menu screen.\n",
+        # a menu path: the next line is no paragraph
+        "Done.\nSettings\nGeneral\nSystem Manager\n",
+        # next line continues the sentence
+        "Done.\nSelect the Clock Mode\nmenu, press the Select button, and then select Auto.\n",
+        # a label of a "Label: text" list
+        "Phone: Launch the call screen.\nAdd\nCalculator: Launch the Calculator app and do your sums.\n",
+        # too long to be a title
+        "Done.\n" + "Word " * 14 + "\nThis is the paragraph that follows the long line, and it ends here.\n",
+    ],
+)
+def test_inferred_headings_are_conservative(text: str) -> None:
+    assert K.SECTION_HEADER not in kinds(read(text))
+
+
+def test_japanese_inferred_heading() -> None:
+    text = (
+        "以上で設定は完了です。\nパスワードの変更\n"
+        "パスワードを変更するには、設定画面で変更ボタンを押してから新しいパスワードを入力します。\n"
+    )
+    els = read(text)
+    assert [(e.kind, e.text) for e in els][1] == (K.SECTION_HEADER, "パスワードの変更")
+
+
+# ----- continuation lines -----------------------------------------------------------------
+
+
+def test_hard_wrapped_english_step_is_joined_with_a_space() -> None:
+    text = (
+        "1. Use the up and down directional buttons to move to the System Manager menu, and then press\n"
+        "the Select button.\n2. Select the Time menu.\n"
+    )
+    first, second = read(text)
+    assert first.text.endswith("and then press the Select button.")
+    assert first.span is not None
+    assert text[first.span.start : first.span.end].endswith("button.")
+    assert second.number == "2."
+
+
+def test_hard_wrapped_japanese_step_is_joined_without_a_space() -> None:
+    text = (
+        "1. 設定画面で[パスワード変更]を選択し、現在のパスワードと新しいパスワードを\n"
+        "入力します。\n2. [OK]を押します。\n"
+    )
+    first, second = read(text)
+    assert (
+        first.text == "設定画面で[パスワード変更]を選択し、現在のパスワードと新しいパスワードを入力します。"
+    )
+    assert second.kind is K.LIST_ITEM
+
+
+def test_indented_and_lowercase_lines_continue_a_step() -> None:
+    text = "1. Open the Settings\n   app on the device.\n2. Tap Accounts\nand then tap Add.\n"
+    first, second = read(text)
+    assert first.text == "Open the Settings app on the device."
+    assert second.text == "Tap Accounts and then tap Add."
+
+
+def test_result_sentence_between_steps_belongs_to_the_list() -> None:
+    text = "1. Open Settings.\nThe Settings screen appears.\n2. Tap Accounts.\n"
+    step1, result, step2 = read(text)
+    assert (result.kind, result.text) == (K.TEXT, "The Settings screen appears.")
+    assert result.parent_id == step1.element_id
+    assert result.list_id == step1.list_id == step2.list_id
+
+
+def test_paragraph_after_a_list_closes_it() -> None:
+    text = "1. Open Settings.\n2. Tap OK.\n\nThat is all there is to it.\n\n1. Start again.\n"
+    a, b, para, c = read(text)
+    assert (para.parent_id, para.list_id) == (None, None)
+    assert a.list_id == b.list_id != c.list_id
+    assert c.list_id is not None
+
+
+def test_paragraph_ends_at_blank_line_and_joins_wrapped_lines() -> None:
+    text = "First line of a paragraph\nthat wraps here.\n\nSecond paragraph.\n"
+    first, second = read(text)
+    assert first.text == "First line of a paragraph that wraps here."
+    assert second.text == "Second paragraph."
+
+
+# ----- nesting ----------------------------------------------------------------------------
+
+
+def test_nesting_by_indentation() -> None:
+    text = "1. Open Settings.\n   - Wi-Fi\n   - Bluetooth\n2. Tap OK.\n"
+    one, wifi, bt, two = read(text)
+    assert [e.level for e in (one, wifi, bt, two)] == [0, 1, 1, 0]
+    assert wifi.parent_id == bt.parent_id == one.element_id
+    assert two.parent_id is None
+    assert len({e.list_id for e in (one, wifi, bt, two)}) == 1
+
+
+def test_nesting_by_change_of_numbering_style() -> None:
+    text = (
+        "1. 設定画面を開きます。\n(1) 現在の値を確認します。\n"
+        "(2) 新しい値を入力します。\n2. [OK]を押します。\n"
+    )
+    one, sub1, sub2, two = read(text)
+    assert [e.level for e in (one, sub1, sub2, two)] == [0, 1, 1, 0]
+    assert sub1.parent_id == sub2.parent_id == one.element_id
+    assert two.parent_id is None
+
+
+def test_indented_paragraph_belongs_to_the_item() -> None:
+    text = "1. Open Settings.\n\n   The Settings screen lists every option.\n\n2. Tap OK.\n"
+    one, para, two = read(text)
+    assert para.kind is K.TEXT
+    assert (para.parent_id, para.list_id) == (one.element_id, one.list_id)
+    assert two.list_id == one.list_id
+
+
+def test_heading_starts_a_new_list() -> None:
+    text = "- a\n- b\n\n■ 次の手順\n\n- c\n"
+    a, b, _, c = read(text)
+    assert a.list_id == b.list_id != c.list_id
+
+
+def test_thousand_deep_indentation_does_not_recurse() -> None:
+    text = "".join(" " * i + "- item\n" for i in range(1000))
+    els = read(text)
+    assert len(els) == 1000
+    assert els[-1].level == 999
+    assert els[-1].parent_id == els[-2].element_id
+    assert_invariants(text, els)
+
+
+# ----- notes, tables, code ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "label", "body"),
+    [
+        ("Note: Back up your data first.", "note", "Back up your data first."),
+        ("NOTE: Back up your data first.", "note", "Back up your data first."),
+        ("Caution: Do not unplug the device.", "caution", "Do not unplug the device."),
+        ("Warning: Hot surface.", "warning", "Hot surface."),
+        ("Important: Keep the receipt.", "important", "Keep the receipt."),
+        ("Tip: Hold the button to skip.", "tip", "Hold the button to skip."),
+        ("NOTE\nBack up your data first.", "note", "Back up your data first."),
+        ("注意：電源を切らないでください。", "注意", "電源を切らないでください。"),
+        ("注意　電源を切らないでください。", "注意", "電源を切らないでください。"),
+        ("重要：必ずバックアップしてください。", "重要", "必ずバックアップしてください。"),
+        ("警告：高温部に触れないでください。", "警告", "高温部に触れないでください。"),
+        ("※ 一部の機種では使用できません。", "※", "一部の機種では使用できません。"),
+        ("【注意】電源を切らないでください。", "注意", "電源を切らないでください。"),
+    ],
+)
+def test_admonitions(text: str, label: str, body: str) -> None:
+    (note,) = read(text)
+    assert (note.kind, note.admonition, note.text) == (K.TEXT, label, body)
+
+
+def test_note_is_not_a_sentence_starting_with_note() -> None:
+    (el,) = read("Note that the device restarts.")
+    assert el.admonition == ""
+
+
+def test_note_after_a_step_stays_in_the_list() -> None:
+    text = "1. Unplug the cable.\nNote: Wait ten seconds.\n2. Plug it back in.\n"
+    one, note, two = read(text)
+    assert note.admonition == "note"
+    assert note.parent_id == one.element_id
+    assert two.list_id == one.list_id
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Name    Value   Unit\nWidth   12      mm\nHeight  30      mm\n",
+        "Name\tValue\tUnit\nWidth\t12\tmm\n",
+        "| Name | Value |\n|------|-------|\n| Width | 12 |\n",
+        "項目　　値\n幅　　　12\n",
+    ],
+)
+def test_aligned_rows_are_a_table(text: str) -> None:
+    (table,) = read(text)
+    assert table.kind is K.TABLE
+    assert table.text == text.strip()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Name    Value\nA single row is not a table.\n",
+        "1.  Open  Settings\n2.  Tap  OK\n",  # double spaces inside steps
+        "Name    Value   Unit\nWidth 12 mm\n",
+    ],
+)
+def test_table_detection_is_conservative(text: str) -> None:
+    assert K.TABLE not in kinds(read(text))
+
+
+def test_indented_code_after_blank_line() -> None:
+    text = (
+        "Run the following command.\n\n    $ pip install procedure-rag\n    $ procedure-rag --help\n\nDone.\n"
+    )
+    para, code, done = read(text)
+    assert code.kind is K.CODE
+    assert code.text == "$ pip install procedure-rag\n$ procedure-rag --help"
+    assert (para.kind, done.kind) == (K.TEXT, K.TEXT)
+
+
+# ----- pages ------------------------------------------------------------------------------
+
+
+def test_dash_footers_number_the_pages() -> None:
+    text = "First page text.\n- 150 -\nSecond page text.\n- 151 -\nThird page text.\n"
+    els = read(text)
+    assert [(e.kind, e.page) for e in els] == [
+        (K.TEXT, 150),
+        (K.PAGE_FOOTER, 150),
+        (K.TEXT, 151),
+        (K.PAGE_FOOTER, 151),
+        (K.TEXT, 152),
+    ]
+    assert els[1].text == "- 150 -"
+
+
+def test_form_feeds_count_pages() -> None:
+    text = "Page one.\n\fPage two.\n\f\fPage four.\n"
+    assert [e.page for e in read(text)] == [1, 2, 4]
+
+
+@pytest.mark.parametrize("footer", ["- 7 -", "7", "Page 7", "page 7 of 40", "7 / 40"])
+def test_footer_forms(footer: str) -> None:
+    text = f"Text on page seven.\n{footer}\n\fText on page eight.\n"
+    els = read(text)
+    assert [(e.kind, e.page) for e in els] == [(K.TEXT, 7), (K.PAGE_FOOTER, 7), (K.TEXT, 8)]
+
+
+def test_bare_number_is_a_footer_only_before_a_page_break() -> None:
+    els = read("Resolution\n1920\nis supported.\n")
+    assert K.PAGE_FOOTER not in kinds(els)
+
+
+def test_footer_closes_the_paragraph() -> None:
+    els = read("Press the Select button to open the\n- 12 -\nmenu.\n")
+    assert kinds(els) == [K.TEXT, K.PAGE_FOOTER, K.TEXT]
+    assert [e.page for e in els] == [12, 12, 13]
+
+
+def test_repeated_page_top_lines_are_page_headers() -> None:
+    text = "".join(f"User Guide\nBody of page {n}.\n\f" for n in range(1, 5))
+    els = read(text)
+    headers = [e for e in els if e.kind is K.PAGE_HEADER]
+    assert [h.page for h in headers] == [1, 2, 3, 4]
+    assert all(h.text == "User Guide" for h in headers)
+
+
+# ----- invariants -------------------------------------------------------------------------
+
+SYNTHETIC = [
+    "第1章 はじめに\n\n本書では設定を説明します。\n\n1. 設定画面を開きます。\n(1) 値を確認します。\n"
+    "注意：電源を切らないでください。\n2. 完了です。\n",
+    "Overview\n\nThis guide explains the device in detail for new users.\n\n- 1 -\n\f1. Open\n   the app.\n",
+    "  \t\n\n   indented text\r\nwith CRLF\r\n\r\n■ 見出し\r\n本文。\r\n",
+    "Name    Value\nA       1\n\n    x = 1\n\n=====\n-----\n* * *\n【】\n【注意】\n※\n",
+    "\f\f- 3 -\n\v\x1c\u2028\u2029text\x85more\n",
+]
+
+
+@pytest.mark.parametrize("text", SYNTHETIC)
+def test_spans_cover_every_non_whitespace_character_synthetic(text: str) -> None:
+    assert_invariants(text, read(text))
+
+
+# Pieces the random documents are built from: markers, headings, notes, footers, breaks.
+PIECES = (
+    "1. ", "(2) ", "① ", "- ", "・", "Step 3 ", "第1章 ", "1.1 ", "【注意】", "Note: ", "※",
+    "Open Settings", "設定画面を開きます。", "the Select button.", "  ", "    ", "\t", "\n",
+    "\n\n", "\f", "- 12 -", "=====", "|", "a", "。", ".", ":", "Title Line", "\r\n", "\u3000",
+)  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(PIECES), max_size=60))
+@settings(max_examples=300, deadline=None)
+def test_spans_cover_every_non_whitespace_character_random(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    assert_invariants(text, read(text))
+
+
+def test_ids_are_stable_across_runs() -> None:
+    text = SYNTHETIC[0]
+    assert read(text, "a.txt") == read(text, "a.txt")
+    assert all(e.element_id.startswith("a.txt#e") for e in read(text, "a.txt"))
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\n\f\n", "\u3000\t"])
+def test_empty_input_gives_no_elements(text: str) -> None:
+    assert read(text) == []
+
+
+@pytest.mark.parametrize("text", ["\x00\x01\x02", "\ud800 lone surrogate", "\ufeffBOM first", "\x7f" * 3])
+def test_odd_input_does_not_raise(text: str) -> None:
+    assert_invariants(text, read(text))
+
+
+def test_iter_is_lazy_and_matches_the_list() -> None:
+    text = SYNTHETIC[0]
+    it = iter_plain_text(text, source_id="doc")
+    assert isinstance(it, Iterator)
+    first = next(it)
+    assert [first, *it] == read(text)
+
+
+def test_custom_step_styles_are_used() -> None:
+    bullets_only = tuple(s for s in DEFAULT_STEP_STYLES if s.name == "bullet")
+    els = read_plain_text("1. Not a step here.\n- a step\n", source_id="d", step_styles=bullets_only)
+    assert kinds(els) == [K.TEXT, K.LIST_ITEM]
+
+
+# ----- speed ------------------------------------------------------------------------------
+
+
+def test_ten_megabytes_is_fast() -> None:
+    unit = (
+        "1. Open the Settings app and tap Accounts to see\nthe list of accounts.\n"
+        "注意：電源を切らないでください。\n- 12 -\nSetting up the content\n"
+        "You can select the content and change the settings for Ambient Mode here.\n\n"
+    )
+    text = unit * (10_000_000 // len(unit))
+    start = time.perf_counter()
+    els = read(text)
+    assert time.perf_counter() - start < 30
+    assert len(els) > 100_000
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "word " * 200_000,
+        "1." * 500_000,
+        "【" + "a】" * 300_000,
+        "1.1" * 300_000 + " x",
+        "1. " + " " * 1_000_000 + "x",
+        "Name  " * 200_000,
+    ],
+)
+def test_one_megabyte_line_is_fast(text: str) -> None:
+    start = time.perf_counter()
+    els = read(text)
+    assert time.perf_counter() - start < 5
+    assert len(els) == 1
+
+
+# ----- real E-Manual sections (E-Manual QA, Apache-2.0) -----------------------------------
+
+# Excerpt of samsung_tv:section_244 "Using the guide", kept here so the golden checks run
+# without the shared data folder. E-Manual QA, Apache-2.0.
+EMANUAL_244_EXCERPT = """\
+sure what the day is, you can move forwards and backwards 24 hours and then the day will be announced.
+To view a program on now
+In the
+Guide
+, move to the program currently broadcasting, and then press the Select button to go to live TV on the
+selected channel and program.
+- 151 -
+Other options in the guide
+In the
+Guide
+, move to a broadcast scheduled program, and then press the Select button. A pop-up menu listing the
+functions below appears. For the program you are currently watching, press and hold the Select button.
+"""
+
+
+def test_emanual_excerpt_golden() -> None:
+    els = read(EMANUAL_244_EXCERPT, "samsung_tv:section_244")
+    assert [(e.kind, e.text[:26], e.page) for e in els] == [
+        (K.TEXT, "sure what the day is, you ", 151),
+        (K.SECTION_HEADER, "To view a program on now", 151),
+        (K.TEXT, "In the Guide , move to the", 151),
+        (K.PAGE_FOOTER, "- 151 -", 151),
+        (K.SECTION_HEADER, "Other options in the guide", 152),
+        (K.TEXT, "In the Guide , move to a b", 152),
+    ]
+    assert_invariants(EMANUAL_244_EXCERPT, els, "samsung_tv:section_244")
+
+
+@pytest.fixture(scope="module")
+def emanual_docs(shared_data: Path) -> dict[str, str]:
+    path = shared_data / "emanual" / "docs.jsonl"
+    with path.open(encoding="utf-8") as f:
+        return {d["doc_id"]: d["text"] for d in map(json.loads, f)}
+
+
+def test_emanual_every_doc_is_covered(emanual_docs: dict[str, str]) -> None:
+    for doc_id, text in emanual_docs.items():
+        assert_invariants(text, read(text, doc_id), doc_id)
+
+
+def test_emanual_guide_section_pages_and_headings(emanual_docs: dict[str, str]) -> None:
+    els = read(emanual_docs["samsung_tv:section_244"], "tv244")
+    footers = [(e.text, e.page) for e in els if e.kind is K.PAGE_FOOTER]
+    assert footers == [("- 150 -", 150), ("- 151 -", 151), ("- 152 -", 152)]
+    assert els[0].page == 150
+    assert els[-1].page == 153
+    heads = [e.text for e in els if e.kind is K.SECTION_HEADER]
+    assert "To view a program on now" in heads
+    assert "Other options in the guide" in heads
+    assert "Schedule Viewing" in heads
+    assert not {"Guide", "Press the", "Settings", "Clock"} & set(heads)
+
+
+def test_emanual_galaxy_section_heading(emanual_docs: dict[str, str]) -> None:
+    els = read(emanual_docs["galaxy_s10:section_61"], "s10")
+    assert (els[0].kind, els[0].text) == (K.SECTION_HEADER, "Face recognition management")
+    assert all(e.kind is K.TEXT for e in els[1:])
+    assert all(e.page == 1 for e in els)
+
+
+def test_emanual_home_screen_subheadings(emanual_docs: dict[str, str]) -> None:
+    els = read(emanual_docs["samsung_tv:section_69"], "tv69")
+    heads = [e.text for e in els if e.kind is K.SECTION_HEADER]
+    assert "Notification" in heads
+    assert "Moving an item on the Home Screen" in heads
+    assert [e.page for e in els if e.kind is K.PAGE_FOOTER] == [50, 51, 52]
