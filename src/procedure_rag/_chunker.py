@@ -9,14 +9,14 @@ import hashlib
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from procedure_rag._chunks import build_children, build_parents, merge_spans
+from procedure_rag._chunks import build_children, build_parents, chunk_id, merge_spans
 from procedure_rag._lexicon import Lexicon, detect_language
 from procedure_rag._markdown import iter_markdown, looks_like_markdown
 from procedure_rag._options import ChunkerOptions
 from procedure_rag._pack import Measure, pack_section
 from procedure_rag._sections import iter_with_section_paths
 from procedure_rag._tokens import tiktoken_length
-from procedure_rag._types import Chunk, ChunkLevel, ChunkType, LayoutElement, Span
+from procedure_rag._types import Chunk, ChunkLevel, ChunkType, ElementKind, LayoutElement
 from procedure_rag._units import iter_sections
 
 __all__ = ["ProcedureChunker", "chunk", "iter_chunks", "validate_text"]
@@ -147,8 +147,8 @@ class ProcedureChunker:
         if language is None or language == "auto":
             language = detect_language(source_text or "\n".join(e.text for e in elements[:200]))
         lexicon = self._options.lexicons[language]
-        pending: list[Span] = []
-        held: list[Chunk] = []  # the last section's chunks, kept so trailing headings can join them
+        pending: list[LayoutElement] = []  # headings of sections that had no text of their own
+        held: list[Chunk] = []  # the last section's chunks, yielded once the next section has text
         for section in iter_sections(
             iter_with_section_paths(elements), lexicon, drop_kinds=self._options.drop_kinds
         ):
@@ -160,15 +160,15 @@ class ProcedureChunker:
                 measure=self._measure,
                 lexicon=lexicon,
                 header=header,
+                prefix=[e.text for e in pending if _is_heading(e) and e.text not in section.path],
             )
             with_lines = []
             for block in blocks:
                 if not block.lines:
                     pending.extend(block.carried)
                     continue
-                if pending:
-                    block.carried = pending + block.carried
-                    pending = []
+                block.carried = pending + block.carried
+                pending = []
                 with_lines.append(block)
             if not with_lines:
                 continue
@@ -182,9 +182,9 @@ class ProcedureChunker:
                 header=header,
             )
             held = self._with_parents(children, header, [block.cost() for block in with_lines])
-        if pending:
-            held = self._absorb_trailing(held, pending, source_id, language, lexicon)
         yield from held
+        if pending:
+            yield from self._trailing_chunks(pending, source_id, language, lexicon)
 
     def _with_parents(self, children: Sequence[Chunk], header: str, costs: Sequence[int]) -> list[Chunk]:
         if not self._options.emit_parents:
@@ -201,33 +201,31 @@ class ProcedureChunker:
             out.append(parent)
         return out
 
-    def _absorb_trailing(
-        self, held: list[Chunk], pending: list[Span], source_id: str, language: str, lexicon: Lexicon
+    def _trailing_chunks(
+        self, pending: list[LayoutElement], source_id: str, language: str, lexicon: Lexicon
     ) -> list[Chunk]:
-        """Give the spans of trailing headings to the last child (and its parent)."""
-        from dataclasses import replace  # noqa: PLC0415
+        """A chunk for headings (and markup) after the last text: their words must reach some chunk."""
+        path = next((e.section_path for e in reversed(pending) if e.section_path), ())
+        headings = [e.text for e in pending if _is_heading(e) and e.text]
+        header = f"{lexicon.section_label}: {' > '.join(path)}" if path else lexicon.section_label
+        text = "\n".join([header, *(h for h in headings if h not in path)])
+        spans = merge_spans([e.span for e in pending])
+        child = Chunk(
+            chunk_id=chunk_id(source_id, ChunkLevel.CHILD, spans[0].start if spans else 0, text),
+            text=text,
+            chunk_type=ChunkType.TEXT,
+            level=ChunkLevel.CHILD,
+            section_path=path,
+            source_id=source_id,
+            language=language,
+            source_spans=spans,
+            element_ids=tuple(e.element_id for e in pending),
+        )
+        return self._with_parents([child], header, [self._length(text)])
 
-        if not held:
-            text = lexicon.section_label
-            only = Chunk(
-                chunk_id=hashlib.sha1(f"{source_id}\x1fheadings".encode()).hexdigest()[:32],  # noqa: S324
-                text=text,
-                chunk_type=ChunkType.TEXT,
-                level=ChunkLevel.CHILD,
-                section_path=(),
-                source_id=source_id,
-                language=language,
-                source_spans=merge_spans(pending),
-            )
-            return [only]
-        out = list(held)
-        last_child = max(i for i, c in enumerate(out) if c.level is ChunkLevel.CHILD)
-        child = out[last_child]
-        out[last_child] = replace(child, source_spans=merge_spans([*child.source_spans, *pending]))
-        for i, c in enumerate(out):
-            if c.level is ChunkLevel.PARENT and child.chunk_id in c.child_ids:
-                out[i] = replace(c, source_spans=merge_spans([*c.source_spans, *pending]))
-        return out
+
+def _is_heading(el: LayoutElement) -> bool:
+    return el.kind in (ElementKind.SECTION_HEADER, ElementKind.TITLE)
 
 
 def iter_chunks(

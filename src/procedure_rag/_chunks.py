@@ -126,10 +126,10 @@ def build_children(
         head = header
         if block.continued:
             head = f"{header} {lexicon.continued_label}" if header else lexicon.continued_label
-        body = [line.text for line in block.lines]
+        body = [line.text.rstrip() for line in block.lines]
         text = "\n".join([head, *body] if head else body)
         elements = list(dict.fromkeys(line.element for line in block.lines if line.element is not None))
-        spans = merge_spans([line.span for line in block.lines] + list(block.carried))
+        spans = merge_spans([line.span for line in block.lines] + [e.span for e in block.carried])
         steps = _steps(block, lexicon) if block.kind == "list" else ()
         lead = block.lead_in
         if block.kind == "list":

@@ -16,6 +16,7 @@ Rules, in order of priority:
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -58,7 +59,7 @@ class Block:
     kind: str
     lines: list[Line] = field(default_factory=list)
     lead_in: LayoutElement | None = None
-    carried: list[Span] = field(default_factory=list)
+    carried: list[LayoutElement] = field(default_factory=list)
     continued: bool = False
     units: list[Unit] = field(default_factory=list)
 
@@ -151,20 +152,38 @@ def _hard_split(text: str, avail: int, m: Measure) -> list[str]:
     return pieces
 
 
-def _sub_spans(span: Span | None, text: str, pieces: list[str]) -> list[Span | None]:
-    """Share ``span`` among ``pieces`` of ``text`` in proportion; the pieces tile the span."""
+def _find_start(source: str, head: str, start: int, end: int) -> int:
+    """Where ``head`` (its first 20 non-space characters) begins in ``source[start:end]``, or -1.
+
+    Line breaks and indentation in the source may sit between any two characters,
+    since rendering joined wrapped lines.
+    """
+    chars = [re.escape(ch) for ch in head if not ch.isspace()][:20]
+    if not chars:
+        return -1
+    m = re.compile(r"\s*".join(chars)).search(source, start, end)
+    return m.start() if m else -1
+
+
+def _sub_spans(source: str, span: Span | None, text: str, pieces: list[str]) -> list[Span | None]:
+    """Share ``span`` among consecutive ``pieces`` of ``text``; the sub-spans tile the span.
+
+    Each piece after the first starts where its first word occurs in the source
+    (searched forward from the previous boundary), so a highlighted piece begins
+    at its own sentence; when the word is not found (markup changed it), the
+    boundary falls in proportion to the characters before it.
+    """
     if span is None:
         return [None] * len(pieces)
-    out: list[Span | None] = []
-    width = span.end - span.start
+    bounds = [span.start]
     consumed = 0
-    start = span.start
-    for i, piece in enumerate(pieces):
+    for piece in pieces[:-1]:
         consumed += len(piece)
-        end = span.end if i == len(pieces) - 1 else span.start + width * consumed // max(len(text), 1)
-        out.append(Span(start, max(start, end)))
-        start = max(start, end)
-    return out
+        guess = span.start + (span.end - span.start) * consumed // max(len(text), 1)
+        found = _find_start(source, text[consumed : consumed + 40], bounds[-1], span.end)
+        bounds.append(max(bounds[-1], found if found >= 0 else guess))
+    bounds.append(span.end)
+    return [Span(a, b) for a, b in itertools.pairwise(bounds)]
 
 
 def _source_lines(el: LayoutElement, source: str) -> list[Span]:
@@ -206,7 +225,7 @@ class _Packer:
         pieces = _split_text(
             body, max(1, self.avail - self.m.line(indent + self.lexicon.continued_label)), self.m
         )
-        spans = _sub_spans(el.span, body, pieces)
+        spans = _sub_spans(self.source, el.span, body, pieces)
         out = []
         for i, (piece, span) in enumerate(zip(pieces, spans, strict=True)):
             rendered = (
@@ -228,14 +247,16 @@ class _Packer:
             cost = self.m.line(row)
             if cost > self.avail:
                 pieces = _hard_split(row, max(1, self.avail - self.m.newline), self.m)
-                for i, (piece, sub) in enumerate(zip(pieces, _sub_spans(span, row, pieces), strict=True)):
+                for i, (piece, sub) in enumerate(
+                    zip(pieces, _sub_spans(self.source, span, row, pieces), strict=True)
+                ):
                     out.append(Line(piece, self.m.line(piece), el, sub, continued=i > 0))
             else:
                 out.append(Line(row, cost, el, span))
         return out
 
-    def pack(self, section: Section) -> Iterator[Block]:
-        current = Block(section.path, "text")
+    def pack(self, section: Section, prefix: list[str]) -> Iterator[Block]:
+        current = Block(section.path, "text", lines=[Line(t, self.m.line(t), None, None) for t in prefix])
         for unit in section.units:
             if unit.kind == "carrier":
                 current.carried.extend(unit.carried)
@@ -323,7 +344,7 @@ class _Packer:
         parts.append(block)
         return parts
 
-    def _solo(self, unit: Unit, path: tuple[str, ...], carried: list[Span]) -> Iterator[Block]:
+    def _solo(self, unit: Unit, path: tuple[str, ...], carried: list[LayoutElement]) -> Iterator[Block]:
         el = unit.elements[0]
         lines = self.lines_of(el)
         header: list[Line] = []
@@ -349,6 +370,7 @@ def pack_section(
     measure: Measure,
     lexicon: Lexicon,
     header: str,
+    prefix: list[str] | None = None,
 ) -> list[Block]:
     """Pack the units of ``section`` into blocks whose text fits ``budget``.
 
@@ -359,6 +381,8 @@ def pack_section(
         measure: The length function, with its fixed costs measured once.
         lexicon: The document's language rules.
         header: The heading-path line every block of the section starts with.
+        prefix: Lines that open the first block: headings of empty sections just
+            before this one that its own path does not name, so their words stay.
 
     Returns:
         The blocks in reading order.
@@ -366,7 +390,7 @@ def pack_section(
     header_cost = measure.line(header) if header else 0
     header_cost += measure.label(lexicon.continued_label)
     packer = _Packer(source, budget, measure, lexicon, header_cost)
-    blocks = list(packer.pack(section))
+    blocks = list(packer.pack(section, prefix or []))
     for block in blocks:
         block.path = section.path
     return blocks

@@ -30,6 +30,20 @@ __all__ = [
 OFFLINE_ENCODINGS = ("cl100k_base", "o200k_base")
 
 
+def _bundled_cache_dir() -> Path | None:
+    """llama-index-core's tiktoken cache folder, found without importing llama_index.
+
+    Importing llama_index here would break the core's promise to import no framework,
+    so the folder is located through the distribution's file list.
+    """
+    try:
+        dist = importlib.metadata.distribution("llama-index-core")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    cache_dir = Path(str(dist.locate_file("llama_index/core/_static/tiktoken_cache")))
+    return cache_dir if cache_dir.is_dir() else None
+
+
 def ensure_offline_tiktoken_cache() -> str | None:
     """Point ``TIKTOKEN_CACHE_DIR`` at llama-index-core's bundled cache if unset.
 
@@ -39,14 +53,8 @@ def ensure_offline_tiktoken_cache() -> str | None:
     current = os.environ.get("TIKTOKEN_CACHE_DIR")
     if current:
         return current
-    # Located through the distribution's file list: importing llama_index here would
-    # break the core's promise to import no framework.
-    try:
-        dist = importlib.metadata.distribution("llama-index-core")
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    cache_dir = Path(str(dist.locate_file("llama_index/core/_static/tiktoken_cache")))
-    if not cache_dir.is_dir():
+    cache_dir = _bundled_cache_dir()
+    if cache_dir is None:
         return None
     os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir)
     return str(cache_dir)
@@ -54,10 +62,13 @@ def ensure_offline_tiktoken_cache() -> str | None:
 
 @cache
 def _encoding(name: str) -> tiktoken.Encoding:
-    if name not in OFFLINE_ENCODINGS and not os.environ.get("TIKTOKEN_CACHE_DIR"):
+    current = ensure_offline_tiktoken_cache()
+    bundled = _bundled_cache_dir()
+    # Only the bundled encodings are known to load offline; another one is allowed
+    # when the user points TIKTOKEN_CACHE_DIR at a cache of their own.
+    if name not in OFFLINE_ENCODINGS and (current is None or (bundled and Path(current) == bundled)):
         msg = f"encoding {name!r} is not available offline; use one of {', '.join(OFFLINE_ENCODINGS)}"
         raise ValueError(msg)
-    ensure_offline_tiktoken_cache()
     try:
         import tiktoken  # noqa: PLC0415 - heavy, imported on first use
     except ImportError as exc:  # pragma: no cover - tiktoken is a dependency

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from procedure_rag._lexicon import Lexicon, split_sentences
-from procedure_rag._types import ElementKind, LayoutElement, Span
+from procedure_rag._types import ElementKind, LayoutElement
 
 __all__ = ["Section", "Unit", "iter_sections"]
 
@@ -28,14 +28,14 @@ class Unit:
         kind: ``"list"``, ``"text"``, ``"picture"``, ``"table"`` or ``"code"``.
         elements: The unit's elements in reading order (lead-in first for lists).
         lead_in: The list's lead-in element, when it has one.
-        carried: Spans of headings and markup that ride with this unit.
+        carried: Headings and bare markup that ride with this unit (for their spans).
         bound_after: Notes and pictures that directly follow the list, bound to its last step.
     """
 
     kind: str
     elements: list[LayoutElement] = field(default_factory=list)
     lead_in: LayoutElement | None = None
-    carried: list[Span] = field(default_factory=list)
+    carried: list[LayoutElement] = field(default_factory=list)
     list_id: str | None = None
 
 
@@ -79,11 +79,10 @@ def _list_unit(el: LayoutElement, prev: Unit | None, units: list[Unit], lexicon:
 
 def _units_of(elements: list[LayoutElement], lexicon: Lexicon) -> list[Unit]:
     units: list[Unit] = []
-    pending: list[Span] = []
+    pending: list[LayoutElement] = []
     for el in elements:
         if el.kind in _CARRIER_KINDS or (not el.text.strip() and el.kind is not ElementKind.LIST_ITEM):
-            if el.span is not None:
-                pending.append(el.span)
+            pending.append(el)
             continue
         prev_list = units[-1] if units and units[-1].kind == "list" else None
         unit: Unit
