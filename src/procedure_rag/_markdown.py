@@ -13,7 +13,7 @@ definitions and front matter are kept whole: their inner events are skipped.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING
@@ -53,7 +53,14 @@ _LABEL_LINE = re.compile(
     r"Caution|CAUTION|Warning|WARNING|Tip|TIP)\s*(?:\*\*|__)?\s*[:：]?\s*(?:\*\*|__)?"
 )
 _FM_TITLE = re.compile(r"^title:[ \t]*(.+?)[ \t]*$", re.MULTILINE)
-_HTML_TAG = re.compile(r"<[^>\n]{0,500}>")
+# Known HTML tags only: "<device name>"-style placeholders in prose are words, not markup.
+_HTML_TAG = re.compile(
+    r"</?(?:a|br|span|div|img|sup|sub|b|i|u|em|strong|p|kbd|code|font|center|small|big|ul|ol|li|"
+    r"table|thead|tbody|tr|td|th|details|summary|hr|h[1-6]|section|figure|figcaption|video|iframe)"
+    r"(?:\s[^>\n]{0,500})?/?>",
+    re.IGNORECASE,
+)
+_LINK = re.compile(r"(!?)\[([^\]\n]{0,300})\]\((?:[^()\s]|\([^()\s]{0,200}\)){0,2000}(?:\s+\"[^\"\n]{0,200}\")?\)")
 _MARKUP_ONLY = re.compile(r"[\s\-*_=#|:>`~+]*")
 _MARKDOWN_SIGNS = re.compile(
     r"^(?:#{1,6}\s|```|~~~|>\s|\s*[-*+]\s|\s*\d{1,9}[.)]\s|\|.*\|\s*$|---\s*$)", re.MULTILINE
@@ -118,7 +125,21 @@ def _event(ev: object) -> tuple[str, str, object]:
 
 
 def _clean_block(raw: str) -> str:
+    """Join a block's wrapped lines; keep inline markup as written."""
     return join_lines([ln.strip() for ln in raw.splitlines() if ln.strip()])
+
+
+def _prose(raw: str) -> str:
+    """A block's text for reading and embedding: link targets and inline HTML tags dropped.
+
+    ``[Settings](settings.md)`` reads ``Settings``; ``![alt](a.png)`` keeps ``![alt]``
+    so a picture stays visible. Emphasis (``**Settings**``) is kept: it marks UI labels.
+    """
+    return _HTML_TAG.sub("", _LINK.sub(_link_text, _clean_block(raw))).strip()
+
+
+def _link_text(m: re.Match[str]) -> str:
+    return f"![{m.group(2)}]" if m.group(1) else m.group(2)
 
 
 def _dedent(line: str, column: int) -> str:
@@ -142,7 +163,7 @@ def _quote_text(raw: str) -> tuple[str, str]:
             label = label.lower() if label.isascii() else label
             rest = lines[0][named.end() :].strip()
             lines = ([rest] if rest else []) + lines[1:]
-    return label, join_lines([ln.strip() for ln in lines])
+    return label, _prose("\n".join(lines))
 
 
 @dataclass
@@ -251,7 +272,7 @@ class _Walker:
         item.flushed = True
         item.element_id = f"{self.source_id}#e{self.order}"
         if item.inline_start >= 0:
-            text, stop = _clean_block(self.text[item.inline_start : item.inline_end]), item.inline_end
+            text, stop = _prose(self.text[item.inline_start : item.inline_end]), item.inline_end
         else:
             text, stop = "", min(end, item.start + len(item.marker) + 1)
         yield self.emit(
@@ -269,14 +290,26 @@ class _Walker:
         )
 
     # -- events ---------------------------------------------------------------
-    def feed(self, ev: object, rng: Range) -> Iterator[LayoutElement]:
-        """Handle one event, yielding the elements it completes."""
+    def feed(self, ev: object, rng: Range) -> Sequence[LayoutElement]:
+        """Handle one event; return the elements it completes (usually none)."""
+        para = self.para
+        if para is not None and self.opaque is None and type(ev) is dict and "Text" in ev:
+            # Hot path: plain text inside a paragraph or heading.
+            text = ev["Text"]
+            if para.name == "Heading":
+                para.parts.append(text)
+            elif para.image_depth:
+                para.image_alt += text
+            elif not para.has_other and text.strip():
+                para.has_other = True
+            return ()
         phase, name, payload = _event(ev)
         if self.opaque is not None:
-            yield from self._in_opaque(phase, name, rng)
-        elif self.para is not None and not (phase == "End" and name == self.para.name):
+            return list(self._in_opaque(phase, name, rng))
+        if para is not None and not (phase == "End" and name == para.name):
             self._in_paragraph(phase, name, payload)
-        elif phase == "leaf" or name in _INLINE_CONTAINERS:
+            return ()
+        if phase == "leaf" or name in _INLINE_CONTAINERS:
             if self.items and not self.items[-1].flushed:
                 item = self.items[-1]  # inline content straight inside a tight list item
                 start, end = self.char(rng["start"]), self.char(rng["end"])
@@ -284,10 +317,10 @@ class _Walker:
                     item.inline_start = start
                 item.inline_end = max(item.inline_end, end)
                 self.last_end = max(self.last_end, end)
-        elif phase == "Start":
-            yield from self._start(name, payload, self.char(rng["start"]))
-        else:
-            yield from self._end(name, self.char(rng["end"]))
+            return ()
+        if phase == "Start":
+            return list(self._start(name, payload, self.char(rng["start"])))
+        return list(self._end(name, self.char(rng["end"])))
 
     def _in_opaque(self, phase: str, name: str, rng: Range) -> Iterator[LayoutElement]:
         assert self.opaque is not None  # noqa: S101 - caller checks
@@ -383,7 +416,7 @@ class _Walker:
         marks = [match_step_marker(ln.lstrip(_LINE_INDENT), self.step_styles) for ln in lines]
         first_mark = next((mk for mk in marks if mk is not None), None)
         if first_mark is None or (len(lines) == 1 and first_mark.style == "bullet"):
-            yield self.emit(ElementKind.TEXT, _clean_block(self.text[start:end]), start, end)
+            yield self.emit(ElementKind.TEXT, _prose(self.text[start:end]), start, end)
             return
         nested = bool(self.items)
         own_list = self.items[-1].list_id if nested else f"{self.source_id}#l{self.order}"
@@ -406,7 +439,7 @@ class _Walker:
     ) -> Iterator[LayoutElement]:
         if not group:
             return
-        text = join_lines([t for _, _, t in group])
+        text = _prose("\n".join(t for _, _, t in group))
         start, end = group[0][0], group[-1][1]
         group.clear()
         if marker is None:

@@ -1,0 +1,483 @@
+"""The ``procedure-rag`` command line: split, demo, errors and colour.
+
+Every test but one calls ``main`` in-process; the last runs the installed console script.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from procedure_rag import ChunkLevel, ChunkType, ProcedureChunker
+from procedure_rag._cli import iter_samples, main
+
+ANSI = "\x1b["
+
+# Hard-restart procedure of the HoloLens recovery page, per language: the file, the
+# section path and the lead-in condition that must travel with the four steps.
+HARD_RESTART = {
+    "en": (
+        "hololens/en/hololens-recovery.md",
+        ("Restart, reset, or recover HoloLens 2", "Restart the device", "Hard-restart procedure"),
+        "If the standard reset procedure didn't work",
+    ),
+    "ja": (
+        "hololens/ja/hololens-recovery.md",
+        ("HoloLens 2 を再起動、リセット、または回復する", "デバイスを再起動します", "ハード再起動の手順"),
+        "標準のリセット手順が機能しない場合",
+    ),
+}
+LANGUAGES = sorted(HARD_RESTART)
+
+# The bundled manuals the demo must cover (it may find more).
+SAMPLES = {
+    "hololens/en/hololens-recovery.md",
+    "hololens/en/hololens-network.md",
+    "hololens/ja/hololens-recovery.md",
+    "hololens/ja/hololens-network.md",
+    "ja-native/growi-docs/docs/ja/admin-guide/management-cookbook/group.md",
+    "emanual/samsung-tv-software-update-and-network.txt",
+}
+
+
+@pytest.fixture(autouse=True)
+def _no_colour_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Start every test without NO_COLOR so that colour tests set it explicitly."""
+    monkeypatch.delenv("NO_COLOR", raising=False)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def blocks(out: str) -> list[str]:
+    """Split readable output into one string per chunk (each starts with its header)."""
+    return ["== " + b for b in ("\n" + out).split("\n== ")[1:]]
+
+
+def block_for(out: str, section: tuple[str, ...]) -> str:
+    wanted = "section:   " + " > ".join(section)
+    found = [b for b in blocks(out) if b.splitlines()[1].strip() == wanted.strip()]
+    assert len(found) == 1, f"expected one chunk with {wanted!r}, got {len(found)}"
+    return found[0]
+
+
+def jsonl(out: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in out.splitlines()]
+
+
+class FakeTty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+# ----- split: readable ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_split_readable_shows_section_condition_and_steps(
+    capsys: pytest.CaptureFixture[str], tests_data: Path, language: str
+) -> None:
+    rel, section, condition = HARD_RESTART[language]
+    path = str(tests_data / rel)
+    code, out, err = run(capsys, "split", path)
+    assert (code, err) == (0, "")
+    block = block_for(out, section)
+    header, _, condition_line, steps_label, *rest = block.splitlines()
+    assert header.startswith(f"== {path} | chunk ")
+    assert " | procedure | " in header
+    assert header.endswith(" tokens")
+    assert condition_line == f"  condition: {condition}"
+    assert steps_label == "  steps:"
+    step_lines = [line for line in rest if line.startswith("    step ")]
+    assert [line.split()[1] for line in step_lines] == ["1.", "2.", "3.", "4."]
+    # The chunk text follows, indented, lead-in included.
+    text_lines = rest[rest.index("  text:") + 1 :]
+    assert all(line.startswith("      ") for line in text_lines if line)
+    assert any(line.strip().startswith(condition) for line in text_lines)
+    assert ANSI not in out  # capsys is not a terminal
+
+
+def test_split_readable_step_line_shows_only_set_fields(
+    capsys: pytest.CaptureFixture[str], tests_data: Path
+) -> None:
+    rel, section, _ = HARD_RESTART["en"]
+    _, out, _ = run(capsys, "split", str(tests_data / rel))
+    step_lines = [line for line in block_for(out, section).splitlines() if line.startswith("    step ")]
+    assert step_lines[0] == (
+        "    step 1.  Unplug the Type-C cable to disconnect the device from the power supply or the host PC."
+    )
+    assert " | result: The device will automatically restart." in step_lines[1]
+    assert " | condition: " not in step_lines[0]
+    assert " | caution: " not in step_lines[0]
+
+
+@pytest.mark.parametrize(("flag", "parents_expected"), [((), False), (("--parents",), True)])
+def test_split_parents_flag(
+    capsys: pytest.CaptureFixture[str], tests_data: Path, flag: tuple[str, ...], parents_expected: bool
+) -> None:
+    path = str(tests_data / HARD_RESTART["en"][0])
+    _, out, _ = run(capsys, "split", *flag, path)
+    parent_blocks = [b for b in blocks(out) if " | parent | " in b.splitlines()[0]]
+    assert bool(parent_blocks) is parents_expected
+    for block in parent_blocks:
+        assert "  children:  chunks " in block
+    _, out, _ = run(capsys, "split", "--jsonl", *flag, path)
+    records = jsonl(out)
+    levels = {r["metadata"]["chunk_level"] for r in records}
+    assert levels == ({"child", "parent"} if parents_expected else {"child"})
+    seen: set[str] = set()
+    for record in records:  # a parent comes after its children
+        assert set(record["metadata"]["child_ids"]) <= seen
+        seen.add(record["chunk_id"])
+
+
+# ----- split: JSON lines ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_split_jsonl_records(capsys: pytest.CaptureFixture[str], tests_data: Path, language: str) -> None:
+    rel, section, condition = HARD_RESTART[language]
+    path = str(tests_data / rel)
+    code, out, err = run(capsys, "split", "--jsonl", path)
+    assert (code, err) == (0, "")
+    records = jsonl(out)
+    assert records
+    for record in records:
+        assert set(record) == {"chunk_id", "text", "metadata"}
+        meta = record["metadata"]
+        assert meta["chunk_id"] == record["chunk_id"]
+        assert meta["source"] == path
+        assert meta["language"] == language
+        assert isinstance(meta["section_path"], list)
+        assert isinstance(meta["steps"], list)
+    [hard] = [r for r in records if tuple(r["metadata"]["section_path"]) == section]
+    assert hard["metadata"]["condition"] == condition
+    assert [s["number"] for s in hard["metadata"]["steps"]] == ["1.", "2.", "3.", "4."]
+    assert len({r["chunk_id"] for r in records}) == len(records)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_split_language_option_overrides_detection(
+    capsys: pytest.CaptureFixture[str], tests_data: Path, language: str
+) -> None:
+    path = str(tests_data / HARD_RESTART["ja"][0])
+    code, out, _ = run(capsys, "split", "--jsonl", "--language", language, path)
+    assert code == 0
+    assert {r["metadata"]["language"] for r in jsonl(out)} == {language}
+
+
+def test_split_format_option_picks_the_reader(capsys: pytest.CaptureFixture[str], tests_data: Path) -> None:
+    path = str(tests_data / HARD_RESTART["en"][0])
+    texts = {}
+    for fmt in ("auto", "markdown", "text"):
+        _, out, _ = run(capsys, "split", "--jsonl", "--format", fmt, path)
+        texts[fmt] = [r["text"] for r in jsonl(out)]
+    assert texts["auto"] == texts["markdown"]
+    assert texts["text"] != texts["markdown"]
+
+
+def test_split_chunk_size_changes_chunking(capsys: pytest.CaptureFixture[str], tests_data: Path) -> None:
+    path = str(tests_data / HARD_RESTART["en"][0])
+    counts = []
+    for size in ("100", "800"):
+        _, out, _ = run(capsys, "split", "--jsonl", "--chunk-size", size, path)
+        counts.append(len(jsonl(out)))
+    assert counts[0] > counts[1]
+
+
+def test_split_reads_stdin(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tests_data: Path
+) -> None:
+    path = tests_data / HARD_RESTART["ja"][0]
+    _, from_file, _ = run(capsys, "split", "--jsonl", str(path))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(path.read_bytes()), encoding="utf-8"))
+    code, from_stdin, err = run(capsys, "split", "--jsonl", "-")
+    assert (code, err) == (0, "")
+    records = jsonl(from_stdin)
+    assert {r["metadata"]["source"] for r in records} == {"<stdin>"}
+    assert [r["text"] for r in records] == [r["text"] for r in jsonl(from_file)]
+
+
+def test_split_several_files_in_order(capsys: pytest.CaptureFixture[str], tests_data: Path) -> None:
+    paths = [str(tests_data / HARD_RESTART[lang][0]) for lang in LANGUAGES]
+    _, out, _ = run(capsys, "split", "--jsonl", *paths)
+    sources = [r["metadata"]["source"] for r in jsonl(out)]
+    assert sorted(set(sources), key=sources.index) == paths
+
+
+# ----- errors ---------------------------------------------------------------------------
+
+
+def _missing(tmp: Path) -> list[str]:
+    return ["split", str(tmp / "nope.md")]
+
+
+def _directory(tmp: Path) -> list[str]:
+    return ["split", str(tmp)]
+
+
+def _utf16(tmp: Path) -> list[str]:
+    # ASCII text saved as UTF-16: valid UTF-8 bytes, but full of NULs.
+    path = tmp / "utf16.txt"
+    path.write_bytes("1. Open Settings.\n2. Select Network.\n".encode("utf-16-le"))
+    return ["split", str(path)]
+
+
+def _shift_jis(tmp: Path) -> list[str]:
+    path = tmp / "sjis.md"
+    path.write_bytes("# 設定\n\n1. 設定画面を開きます。\n".encode("shift_jis"))
+    return ["split", str(path)]
+
+
+def _args(*argv: str) -> Callable[[Path], list[str]]:
+    return lambda _tmp: list(argv)
+
+
+ERRORS = [
+    # (id, argv builder, exit code, start of the one stderr line; {tmp} is the test's tmp_path)
+    ("missing-file", _missing, 1, "procedure-rag: error: no such file: {tmp}/nope.md"),
+    ("directory", _directory, 1, "procedure-rag: error: not a file: {tmp}"),
+    (
+        "binary",
+        _utf16,
+        1,
+        "procedure-rag: error: {tmp}/utf16.txt: input looks binary: NUL character at offset 1",
+    ),
+    ("invalid-utf8", _shift_jis, 1, "procedure-rag: error: {tmp}/sjis.md: input is not valid UTF-8: "),
+    (
+        "chunk-size-0",
+        _args("split", "--chunk-size", "0", "x.md"),
+        2,
+        "procedure-rag: error: chunk_size must be > 0, got 0",
+    ),
+    (
+        "bad-language",
+        _args("split", "--language", "fr", "x.md"),
+        2,
+        "procedure-rag: error: language must be one of auto, ja, en, got 'fr'",
+    ),
+    (
+        "bad-format",
+        _args("split", "--format", "pdf", "x.md"),
+        2,
+        "procedure-rag: error: source_format must be one of auto, markdown, text, got 'pdf'",
+    ),
+    (
+        "chunk-size-not-int",
+        _args("split", "--chunk-size", "many", "x.md"),
+        2,
+        "procedure-rag split: error: argument --chunk-size: invalid int value: 'many'",
+    ),
+    ("no-file", _args("split"), 2, "procedure-rag split: error: the following arguments are required: FILE"),
+    (
+        "negative-limit",
+        _args("demo", "--limit", "-1"),
+        2,
+        "procedure-rag demo: error: argument --limit: must be an integer >= 0, got -1",
+    ),
+    ("no-command", _args(), 2, "procedure-rag: error: the following arguments are required: COMMAND"),
+    ("unknown-command", _args("index"), 2, "procedure-rag: error: argument COMMAND: invalid choice: 'index'"),
+]
+
+
+@pytest.mark.parametrize(
+    ("make_args", "exit_code", "message"), [pytest.param(*row[1:], id=row[0]) for row in ERRORS]
+)
+def test_errors_are_one_line(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    make_args: Callable[[Path], list[str]],
+    exit_code: int,
+    message: str,
+) -> None:
+    code, out, err = run(capsys, *make_args(tmp_path))
+    assert code == exit_code
+    assert out == ""
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith(message.format(tmp=tmp_path))
+
+
+def test_input_error_after_good_file_keeps_earlier_output(
+    capsys: pytest.CaptureFixture[str], tests_data: Path, tmp_path: Path
+) -> None:
+    good = str(tests_data / HARD_RESTART["en"][0])
+    code, out, err = run(capsys, "split", good, str(tmp_path / "nope.md"))
+    assert code == 1
+    assert out.startswith(f"== {good} | chunk 1 |")
+    assert err == f"procedure-rag: error: no such file: {tmp_path}/nope.md\n"
+
+
+def test_binary_stdin_names_stdin(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"\x89PNG\r\n\x1a\n\x00\x00")))
+    code, _, err = run(capsys, "split", "-")
+    assert code == 1
+    assert err.startswith("procedure-rag: error: <stdin>: input is not valid UTF-8: ")
+
+
+def test_verbose_shows_the_traceback(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run(capsys, "split", "--verbose", *_utf16(tmp_path)[1:])
+    assert code == 1
+    assert err.startswith("Traceback (most recent call last):")
+    assert "ValueError: input looks binary" in err
+    assert err.splitlines()[-1].startswith(f"procedure-rag: error: {tmp_path}/utf16.txt: input looks binary")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["split", "--help"], ["demo", "--help"], ["--version"]])
+def test_help_and_version_exit_zero(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    code, out, _ = run(capsys, *argv)
+    assert code == 0
+    assert out.startswith(("usage: procedure-rag", "procedure-rag "))
+
+
+# ----- colour ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tty", "no_color", "coloured"),
+    [
+        (True, None, True),
+        (True, "", True),  # an empty NO_COLOR does not count (no-color.org)
+        (True, "1", False),
+        (False, None, False),
+    ],
+)
+@pytest.mark.parametrize("command", ["split", "demo"])
+def test_colour_only_on_a_terminal_without_no_color(
+    monkeypatch: pytest.MonkeyPatch,
+    tests_data: Path,
+    tty: bool,
+    no_color: str | None,
+    coloured: bool,
+    command: str,
+) -> None:
+    if no_color is not None:
+        monkeypatch.setenv("NO_COLOR", no_color)
+    stream = FakeTty() if tty else io.StringIO()
+    monkeypatch.setattr(sys, "stdout", stream)
+    argv = (
+        ["split", str(tests_data / HARD_RESTART["en"][0])] if command == "split" else ["demo", "--limit", "1"]
+    )
+    assert main(argv) == 0
+    assert (ANSI in stream.getvalue()) is coloured
+
+
+def test_jsonl_is_never_coloured(monkeypatch: pytest.MonkeyPatch, tests_data: Path) -> None:
+    stream = FakeTty()
+    monkeypatch.setattr(sys, "stdout", stream)
+    assert main(["split", "--jsonl", str(tests_data / HARD_RESTART["en"][0])]) == 0
+    assert ANSI not in stream.getvalue()
+    assert all(json.loads(line) for line in stream.getvalue().splitlines())
+
+
+# ----- demo -----------------------------------------------------------------------------
+
+
+def test_iter_samples_finds_the_manuals_only() -> None:
+    found = [rel for rel, _ in iter_samples()]
+    assert found == sorted(found)
+    assert set(found) >= SAMPLES
+    assert all(rel.endswith((".md", ".txt")) for rel in found)
+    assert "SOURCES.md" not in found
+    assert not [rel for rel in found if "/_" in rel or rel.startswith("_")]
+
+
+def _summary_lines(out: str) -> dict[str, str]:
+    tail = out.split("\nSummary\n", 1)[1]
+    return dict(line.split(": ", 1) for line in tail.splitlines())
+
+
+def test_demo_lists_every_sample_with_its_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "demo")
+    assert (code, err) == (0, "")
+    names = ["samples/" + rel for rel, _ in iter_samples()]
+    banners = [line[len("#### ") :] for line in out.splitlines() if line.startswith("#### ")]
+    assert banners == names
+    summary = _summary_lines(out)
+    assert list(summary) == names
+    for line in summary.values():
+        assert " chunks (" in line
+        assert " procedure blocks, " in line
+        assert " under a condition, " in line
+        assert line.endswith(" with a caution)")
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_demo_counts_match_the_chunker(capsys: pytest.CaptureFixture[str], language: str) -> None:
+    rel = HARD_RESTART[language][0]
+    _, out, _ = run(capsys, "demo", "--limit", "0")
+    [sample] = [s for r, s in iter_samples() if r == rel]
+    chunks = ProcedureChunker().chunk(sample.read_bytes(), source_id="samples/" + rel)
+    children = [c for c in chunks if c.level is ChunkLevel.CHILD]
+    procedures = sum(c.chunk_type is ChunkType.PROCEDURE for c in children)
+    steps = sum(len(c.steps) for c in children)
+    line = _summary_lines(out)["samples/" + rel]
+    assert line.startswith(
+        f"{len(chunks)} chunks ({len(children)} child, {len(chunks) - len(children)} parent)"
+    )
+    assert f", {procedures} procedure blocks, {steps} steps (" in line
+
+
+def _demo_sections(out: str) -> dict[str, str]:
+    """The demo's output per sample file, from its banner to the next one (summary cut off)."""
+    body = out.split("\nSummary\n", 1)[0]
+    parts = ("\n" + body).split("\n#### ")[1:]
+    return dict(part.split("\n", 1) for part in parts)
+
+
+@pytest.mark.parametrize("limit", [0, 1, 3])
+def test_demo_limit_caps_shown_blocks_not_the_summary(capsys: pytest.CaptureFixture[str], limit: int) -> None:
+    _, full, _ = run(capsys, "demo", "--limit", "100")
+    _, out, _ = run(capsys, "demo", "--limit", str(limit))
+    summary = _summary_lines(out)
+    assert summary == _summary_lines(full)
+    sections = _demo_sections(out)
+    assert list(sections) == list(summary)
+    for name, section in sections.items():
+        procedures = int(summary[name].split(" procedure blocks")[0].rsplit(", ", 1)[1])
+        shown = blocks(section)
+        assert all(" | procedure | " in b.splitlines()[0] for b in shown)
+        assert len(shown) == min(limit, procedures)
+        hidden = procedures - len(shown)
+        note = f"... {hidden} more procedure blocks (--limit {limit})"
+        assert (note in section) is bool(hidden)
+        assert ("(no procedure blocks)" in section) is (procedures == 0)
+
+
+# ----- the installed entry point --------------------------------------------------------
+
+
+def test_console_script_runs_demo() -> None:
+    script = shutil.which("procedure-rag", path=str(Path(sys.executable).parent))
+    assert script is not None, "procedure-rag is not installed in this venv"
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    started = time.monotonic()
+    done = subprocess.run(  # noqa: S603 - our own console script, fixed arguments
+        [script, "demo", "--limit", "1"],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=env,
+        check=False,
+    )
+    elapsed = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert "\nSummary\n" in done.stdout
+    assert "samples/hololens/ja/hololens-recovery.md: " in done.stdout
+    assert ANSI not in done.stdout  # a pipe is not a terminal
+    assert elapsed < 30, f"demo took {elapsed:.1f}s"
