@@ -141,11 +141,10 @@ class ProcedureNodeParser(NodeParser):
 
     @model_validator(mode="after")
     def _build_chunker(self) -> ProcedureNodeParser:
-        tokenizer = self.tokenizer or get_tokenizer()
         kinds = {kind.value: kind for kind in ElementKind}
         options = ChunkerOptions(
             chunk_size=self.chunk_size,
-            length_function=lambda text: len(tokenizer(text)),
+            length_function=_TokenCount(self.tokenizer or get_tokenizer()),
             language=self.language,
             source_format=self.source_format,
             emit_parents=self.emit_parents,
@@ -224,6 +223,20 @@ class ProcedureNodeParser(NodeParser):
             relationships={NodeRelationship.SOURCE: source},
             **templates,
         )
+
+
+class _TokenCount:
+    """A length function counting a tokenizer's tokens; picklable when the tokenizer is.
+
+    (A lambda here would make the parser unpicklable, which ``IngestionPipeline``
+    needs for ``num_workers > 1``.)
+    """
+
+    def __init__(self, tokenizer: Callable[[str], list[Any]]) -> None:
+        self.tokenizer = tokenizer
+
+    def __call__(self, text: str) -> int:
+        return len(self.tokenizer(text))
 
 
 def _link_neighbours(nodes: Sequence[TextNode]) -> None:
