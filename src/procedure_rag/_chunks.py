@@ -68,7 +68,8 @@ def _steps(block: Block, lexicon: Lexicon) -> tuple[ProcedureStep, ...]:
         elif el.kind is ElementKind.TEXT and el.admonition and el is not block.lead_in:
             owner = el.parent_id if el.parent_id in {i.element_id for i in items} else last_item
             if owner is not None:
-                cautions.setdefault(owner, []).append(f"{el.admonition}: {el.text}")
+                label = el.admonition.capitalize() if el.admonition.isascii() else el.admonition
+                cautions.setdefault(owner, []).append(f"{label}: {el.text}")
     numbers = {i.element_id: i.number for i in items}
     out = []
     for item in items:

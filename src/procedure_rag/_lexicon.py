@@ -98,6 +98,8 @@ JAPANESE = Lexicon(
     lead_in=re.compile(
         r"(?:次の|以下の|下記の|次に示す)(?:手順|操作|方法|とおり|通り|ように|ステップ|項目)"
         r"|手順(?:は|を|で)|次のように|[:：]\s*$"
+        # "〜するには、…" (in order to …) opens most Japanese procedures.
+        r"|^[^。]{1,80}(?:するには|ためには)[、，,]"
     ),
     ui_label=_UI_LABEL,
     ui_noun=re.compile(
@@ -131,7 +133,9 @@ ENGLISH = Lexicon(
         re.IGNORECASE,
     ),
     lead_in=re.compile(
-        r"\b(?:following|these steps|the steps|as follows|this procedure|the procedure)\b|:\s*$",
+        r"\b(?:following|these steps|the steps|as follows|this procedure|the procedure)\b|:\s*$"
+        # "To reset the device, …" (in order to …) opens many English procedures.
+        r"|^To\s+[a-z]+\b[^.]{0,120},",
         re.IGNORECASE,
     ),
     ui_label=_UI_LABEL,

@@ -1,0 +1,717 @@
+"""The chunker: invariants over every document in tests/data, behaviour on real pages, goldens, bad input.
+
+Invariants (DESIGN.md, "Blocks" and "Chunks"): no source text lost, children within the budget,
+reading order kept, stable distinct ids, parents made of exactly their children. Behaviour tests
+use the HoloLens pages (en and ja translations of one another). Golden cases sit in
+tests/golden: ``<name>.input.*`` beside ``<name>.expected.json``; they are rewritten only when
+``PROCEDURE_RAG_REGENERATE_GOLDEN=1``, and a test fails whenever that flag is on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from procedure_rag import (
+    LEXICONS,
+    Chunk,
+    ChunkerOptions,
+    ChunkLevel,
+    ChunkType,
+    ProcedureChunker,
+    chunk_metadata,
+    read_metadata,
+)
+from procedure_rag._chunks import merge_spans
+from procedure_rag._lexicon import split_sentences
+from procedure_rag._tokens import tiktoken_length
+
+TESTS = Path(__file__).resolve().parent
+TESTS_DATA = TESTS / "data"
+GOLDEN = TESTS / "golden"
+REGENERATE = "PROCEDURE_RAG_REGENERATE_GOLDEN"
+
+DATA_FILES = sorted(
+    p.relative_to(TESTS_DATA).as_posix() for p in TESTS_DATA.rglob("*") if p.suffix in (".md", ".txt")
+)
+TOKENS = tiktoken_length()
+LENGTHS: dict[str, Callable[[str], int]] = {"tokens": TOKENS, "chars": len}
+BUDGETS = [("tokens", 100), ("tokens", 400), ("chars", 400), ("chars", 2000)]
+
+CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
+# Words: runs of ASCII letters/digits, and runs of kana/kanji (punctuation and spaces split them).
+WORD = re.compile(rf"[A-Za-z0-9]+|[{CJK}]+")
+# What rendering may legitimately drop: link and image targets, HTML tags, entities, bare URLs.
+NOT_RENDERED = re.compile(r"\]\([^)\n]*\)|<[^>\n]{0,500}>|&#?\w+;|https?://[^\s)\]>|]+")
+
+HARD_RESTART = {
+    "en": (
+        "hololens/en/hololens-recovery.md",
+        ("Restart, reset, or recover HoloLens 2", "Restart the device", "Hard-restart procedure"),
+        "If the standard reset procedure didn't work, use the hard-restart procedure:",
+        "If the standard reset procedure didn't work",
+    ),
+    "ja": (
+        "hololens/ja/hololens-recovery.md",
+        ("HoloLens 2 を再起動、リセット、または回復する", "デバイスを再起動します", "ハード再起動の手順"),
+        "標準のリセット手順が機能しない場合は、ハード再起動の手順を使用してください。",
+        "標準のリセット手順が機能しない場合",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Run:
+    text: str
+    chunks: list[Chunk]
+    dropped: list[tuple[int, int]]
+    length: Callable[[str], int]
+    budget: int
+
+    @property
+    def children(self) -> list[Chunk]:
+        return [c for c in self.chunks if c.level is ChunkLevel.CHILD]
+
+    @property
+    def parents(self) -> list[Chunk]:
+        return [c for c in self.chunks if c.level is ChunkLevel.PARENT]
+
+
+_RUNS: dict[tuple[str, str, int], Run] = {}
+
+
+def run(path: str, measure: str, budget: int) -> Run:
+    """Chunk one data file once per (measure, budget); the invariant tests share the result."""
+    key = (path, measure, budget)
+    if key not in _RUNS:
+        text = (TESTS_DATA / path).read_text(encoding="utf-8")
+        chunker = ProcedureChunker(ChunkerOptions(chunk_size=budget, length_function=LENGTHS[measure]))
+        dropped = [
+            (e.span.start, e.span.end)
+            for e in chunker.read(text, source_id=path)
+            if e.kind in chunker.options.drop_kinds and e.span is not None
+        ]
+        _RUNS[key] = Run(text, chunker.chunk(text, source_id=path), dropped, LENGTHS[measure], budget)
+    return _RUNS[key]
+
+
+def children(text: str | bytes, budget: int = 400, **kwargs: Any) -> list[Chunk]:
+    options = ChunkerOptions(chunk_size=budget, emit_parents=False, **kwargs)
+    return ProcedureChunker(options).chunk(text, source_id="doc")
+
+
+def section_children(lang: str, budget: int) -> list[Chunk]:
+    path, section, _, _ = HARD_RESTART[lang]
+    text = (TESTS_DATA / path).read_text(encoding="utf-8")
+    return [c for c in children(text, budget) if c.section_path == section]
+
+
+def body_lines(c: Chunk) -> list[str]:
+    """The chunk's lines after its heading-path line (and after a repeated lead-in)."""
+    lines = c.text.split("\n")
+    if c.section_path or c.continued:
+        lines = lines[1:]
+    if c.continued and lines and lines[0] in (c.lead_in, c.condition):
+        lines = lines[1:]
+    return lines
+
+
+def label_free(line: str, language: str) -> str:
+    return line.replace(LEXICONS[language].continued_label, "").strip()
+
+
+def grid(*params: str) -> list[Any]:
+    return [pytest.param(p, m, b, id=f"{p}-{m}{b}") for p in params for m, b in BUDGETS]
+
+
+# ----- invariants over every data file --------------------------------------------------------
+
+
+@pytest.mark.parametrize(("path", "measure", "budget"), grid(*DATA_FILES))
+def test_no_source_character_is_lost(path: str, measure: str, budget: int) -> None:
+    r = run(path, measure, budget)
+    covered = bytearray(len(r.text))
+    for start, end in r.dropped:
+        covered[start:end] = b"\x01" * (end - start)
+    for c in r.children:
+        for s in c.source_spans:
+            covered[s.start : s.end] = b"\x01" * (s.end - s.start)
+    lost = [i for i, ch in enumerate(r.text) if not ch.isspace() and not covered[i]]
+    assert lost == [], f"{len(lost)} characters lost, first at {lost[0]}: {r.text[lost[0] : lost[0] + 40]!r}"
+
+
+@pytest.mark.parametrize(("path", "measure", "budget"), grid(*DATA_FILES))
+def test_no_word_is_lost(path: str, measure: str, budget: int) -> None:
+    """Every word of the source shows in the children, however its markup is rendered.
+
+    Heading-path lines and repeated lead-ins are set aside and the bodies concatenated
+    without whitespace or continuation labels, so a sentence cut to fit reads whole again.
+    """
+    r = run(path, measure, budget)
+    source = list(r.text)
+    for start, end in r.dropped:
+        source[start:end] = " " * (end - start)
+    words = WORD.findall(NOT_RENDERED.sub(" ", "".join(source)))
+    bodies, headers = [], []
+    for c in r.children:
+        lines = c.text.split("\n")
+        headers.extend(lines[: len(lines) - len(body_lines(c))])
+        bodies.extend(label_free(line, c.language) for line in body_lines(c))
+    stream = re.sub(r"\s+", "", "".join(bodies)).casefold()
+    heads = re.sub(r"\s+", "", "".join(headers)).casefold()
+    missing = [w for w in words if w.casefold() not in stream and w.casefold() not in heads]
+    assert missing == []
+    assert len(words) > 20
+
+
+@pytest.mark.parametrize(("path", "measure", "budget"), grid(*DATA_FILES))
+def test_children_fit_the_budget(path: str, measure: str, budget: int) -> None:
+    """A child may pass the budget only when it holds a single sentence (or piece of one).
+
+    The design ranks "never split a lead-in from its first step" above the budget, so a
+    one-sentence lead-in followed by a single step is the other allowed overflow.
+    """
+    r = run(path, measure, budget)
+    over = []
+    for c in r.children:
+        if r.length(c.text) <= budget:
+            continue
+        lines = [label_free(line, c.language) for line in body_lines(c)]
+        one_sentence = len(lines) == 1 and len([s for s in split_sentences(lines[0]) if s.strip()]) == 1
+        lead_and_step = (
+            bool(c.lead_in)
+            and len(lines) == 2
+            and len(split_sentences(c.lead_in)) == 1
+            and len(c.steps) == 1
+            and not c.continued
+        )
+        if not (one_sentence or lead_and_step):
+            over.append((r.length(c.text), c.text[:200]))
+    assert over == []
+
+
+@pytest.mark.parametrize(("path", "measure", "budget"), grid(*DATA_FILES))
+def test_reading_order_is_kept(path: str, measure: str, budget: int) -> None:
+    r = run(path, measure, budget)
+    starts = [c.start_index for c in r.children]
+    assert None not in starts, "a child covers no source text"
+    assert starts == sorted(starts)  # type: ignore[type-var]
+    # each parent comes right after its last child
+    seen: set[str] = set()
+    for c in r.chunks:
+        if c.level is ChunkLevel.PARENT:
+            assert set(c.child_ids) <= seen
+            assert c.child_ids[-1] in seen
+        seen.add(c.chunk_id)
+
+
+@pytest.mark.parametrize(("path", "measure", "budget"), grid(*DATA_FILES))
+def test_ids_are_stable_and_distinct(path: str, measure: str, budget: int) -> None:
+    r = run(path, measure, budget)
+    again = ProcedureChunker(ChunkerOptions(chunk_size=budget, length_function=LENGTHS[measure])).chunk(
+        r.text, source_id=path
+    )
+    ids = [c.chunk_id for c in r.chunks]
+    assert ids == [c.chunk_id for c in again]
+    assert len(set(ids)) == len(ids)
+
+
+@pytest.mark.parametrize(("path", "measure", "budget"), grid(*DATA_FILES))
+def test_parents_hold_exactly_their_children(path: str, measure: str, budget: int) -> None:
+    r = run(path, measure, budget)
+    parents = {p.chunk_id: p for p in r.parents}
+    assert parents
+    for c in r.children:
+        assert c.parent_id in parents
+    for p in r.parents:
+        members = [c for c in r.children if c.parent_id == p.chunk_id]
+        assert tuple(c.chunk_id for c in members) == p.child_ids
+        assert p.source_spans == merge_spans([s for c in members for s in c.source_spans])
+        assert {c.section_path for c in members} == {p.section_path}
+
+
+# ----- behaviour on real pages ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_hard_restart_lead_in_stays_with_its_steps(lang: str) -> None:
+    _, section, lead_in, condition = HARD_RESTART[lang]
+    (child,) = section_children(lang, 400)
+    label = LEXICONS[lang].section_label
+    assert child.text.startswith(f"{label}: {' > '.join(section)}\n{lead_in}\n1. ")
+    assert child.chunk_type is ChunkType.PROCEDURE
+    assert (child.lead_in, child.condition) == (lead_in, condition)
+    assert [s.number for s in child.steps] == ["1.", "2.", "3.", "4."]
+    assert not child.continued
+    meta = read_metadata(chunk_metadata(child))
+    assert (meta["condition"], meta["has_condition"], meta["section_path"]) == (
+        condition,
+        True,
+        list(section),
+    )
+
+
+@pytest.mark.parametrize(
+    ("lang", "number", "field", "expected"),
+    [
+        ("en", "2.", "target", "volume down"),
+        ("en", "2.", "result", "The device will automatically restart."),
+        (
+            "en",
+            "1.",
+            "action",
+            "Unplug the Type-C cable to disconnect the device from the power supply or the host PC.",
+        ),
+        ("ja", "2.", "target", "ボリューム ダウン"),
+        ("ja", "2.", "result", "デバイスが自動的に再起動します。"),
+        ("ja", "3.", "action", "デバイスをホスト PC に接続します。"),
+    ],
+)
+def test_hard_restart_step_fields(lang: str, number: str, field: str, expected: str) -> None:
+    (child,) = section_children(lang, 400)
+    (step,) = [s for s in child.steps if s.number == number]
+    assert getattr(step, field) == expected
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_picture_inside_a_step_is_related(lang: str) -> None:
+    (child,) = section_children(lang, 400)
+    pictures = [r for r in child.related_elements if r[1] == "picture"]
+    assert len(pictures) == 1
+    assert pictures[0][2] == ""  # the picture sits in this same chunk
+    assert "images/MicrosoftHoloLens_DeviceManager.png" in child.text
+
+
+@pytest.mark.parametrize(("lang", "budget"), [("en", 80), ("en", 100), ("en", 120), ("ja", 150), ("ja", 200)])
+def test_list_over_budget_splits_between_steps(lang: str, budget: int) -> None:
+    _, section, lead_in, condition = HARD_RESTART[lang]
+    parts = [c for c in section_children(lang, budget) if c.steps]
+    assert len(parts) > 1
+    label = LEXICONS[lang]
+    first, *later = parts
+    assert not first.continued
+    assert first.text.startswith(f"{label.section_label}: {' > '.join(section)}\n{lead_in}\n")
+    for part in later:
+        assert part.continued
+        head, repeated = part.text.split("\n")[:2]
+        assert head == f"{label.section_label}: {' > '.join(section)} {label.continued_label}"
+        assert repeated in (lead_in, condition)
+    for part in parts:
+        assert part.condition == condition
+        assert TOKENS(part.text) <= budget
+    # a step starts in exactly one part: parts break between steps
+    starts = [s.number for part in parts for s in part.steps if not s.is_continuation]
+    assert starts == ["1.", "2.", "3.", "4."]
+
+
+@pytest.mark.parametrize(
+    ("lang", "sentences"),
+    [
+        (
+            "en",
+            [
+                "Open Device Manager on the host PC.",
+                "Expand the Universal Serial Bus devices node.",
+                "Make sure the device shows as Microsoft HoloLens.",
+                "If it does not, unplug the cable and plug it in again.",
+            ],
+        ),
+        (
+            "ja",
+            [
+                "ホスト PC でデバイス マネージャーを開きます。",
+                "ユニバーサル シリアル バス デバイスを展開します。",
+                "デバイスが Microsoft HoloLens と表示されることを確認します。",
+                "表示されない場合は、ケーブルを抜き差しします。",
+            ],
+        ),
+    ],
+)
+def test_single_step_over_budget_splits_at_sentence_ends(lang: str, sentences: list[str]) -> None:
+    lex = LEXICONS[lang]
+    sep = " " if lang == "en" else ""
+    source = f"# Setup\n\n1. {sep.join(sentences)}\n"
+    parts = [c for c in children(source, 130, length_function=len, source_format="markdown") if c.steps]
+    pieces = [c for c in parts if c.steps[0].number == "1."]
+    assert len(pieces) > 1
+    for i, piece in enumerate(pieces):
+        (line,) = body_lines(piece)
+        assert line.rstrip()[-1] in "。．！？.!?"
+        assert piece.continued == (i > 0)
+        assert line.startswith(lex.continued_label) == (i > 0)
+        assert piece.steps[0].is_continuation == (i > 0)
+        assert read_metadata(chunk_metadata(piece))["steps"][0].get("continued", False) == (i > 0)
+    rebuilt = "".join(label_free(body_lines(p)[0], lang).removeprefix("1. ") for p in pieces)
+    assert re.sub(r"\s", "", rebuilt) == re.sub(r"\s", "", "".join(sentences))
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_split_step_piece_holds_more_than_its_number(lang: str) -> None:
+    """A step whose one sentence is over budget is cut inside the sentence, not after "1."."""
+    sentence = (
+        "デバイスをホストPCに接続してからデバイスマネージャーを開き正しく列挙されていることを確認します。"
+        if lang == "ja"
+        else "Connect_the_device_to_the_host_PC_and_open_Device_Manager_and_check_that_it_enumerates."
+    )
+    source = f"# Setup\n\n1. {sentence}\n2. Close it.\n"
+    parts = [c for c in children(source, 40, length_function=len, source_format="markdown") if c.steps]
+    for part in parts:
+        lines = [label_free(line, lang) for line in body_lines(part)]
+        assert all(re.sub(r"^\d+\.\s*", "", line) for line in lines), part.text
+
+
+@pytest.mark.parametrize(("lang", "header"), [("en", "| Setting | Description |"), ("ja", "| 設定 | 説明 |")])
+def test_table_over_budget_splits_by_rows_with_header(lang: str, header: str) -> None:
+    text = (TESTS_DATA / f"hololens/{lang}/hololens-provisioning.md").read_text(encoding="utf-8")
+    source_rows = {line.strip() for line in text.splitlines() if line.startswith("|")}
+    tables = [c for c in children(text, 400, length_function=len) if c.chunk_type is ChunkType.TABLE]
+    assert len(tables) > 1
+    for i, table in enumerate(tables):
+        rows = body_lines(table)
+        assert rows[0] == header
+        assert rows[1].replace(" ", "") == "|---|---|"
+        assert set(rows) <= source_rows | {""}
+        assert table.continued == (i > 0)
+    data_rows = [row for t in tables for row in body_lines(t)[2:]]
+    assert len(data_rows) == len(set(data_rows)) == 4
+
+
+@pytest.mark.parametrize(
+    ("source", "code"),
+    [
+        (
+            "# Build\n\nRun this command:\n\n```console\ndism /online\n```\n\nThen restart.\n",
+            "```console\ndism /online\n```",
+        ),
+        (
+            "# ビルド\n\n次のコマンドを実行します。\n\n```sh\nmake all\n```\n\n再起動します。\n",
+            "```sh\nmake all\n```",
+        ),
+    ],
+)
+def test_code_is_its_own_chunk(source: str, code: str) -> None:
+    chunks = children(source)
+    (code_chunk,) = [c for c in chunks if c.chunk_type is ChunkType.CODE]
+    assert "\n".join(body_lines(code_chunk)) == code
+    assert all(code not in c.text for c in chunks if c is not code_chunk)
+
+
+NOTES = {
+    "en": (
+        "# Settings\n\nTo change the password, follow these steps:\n\n"
+        "1. Open the **Settings** screen.\n   > [!NOTE]\n   > Only administrators can open this screen.\n"
+        "2. Select the **Password** tab.\n\n> [!WARNING]\n> Do not turn off the device.\n\n"
+        "![The Password tab.](pw.png)\n"
+    ),
+    "ja": (
+        "# 設定\n\nパスワードを変更する場合は、次の手順を実行します。\n\n"
+        "1. **[設定]** 画面を開きます。\n   > **注意**\n   > 管理者だけが開けます。\n"
+        "2. **[パスワード]** タブを選択します。\n\n> [!WARNING]\n> 電源を切らないでください。\n\n"
+        "![パスワード タブ](pw.png)\n"
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("lang", "number", "caution"),
+    [
+        ("en", "1.", "note: Only administrators can open this screen."),
+        ("en", "2.", "warning: Do not turn off the device."),
+        ("ja", "1.", "注意: 管理者だけが開けます。"),
+        ("ja", "2.", "warning: 電源を切らないでください。"),
+    ],
+)
+def test_notes_bind_to_their_step(lang: str, number: str, caution: str) -> None:
+    (child,) = children(NOTES[lang])
+    (step,) = [s for s in child.steps if s.number == number]
+    assert step.caution.casefold() == caution.casefold()  # the label's case is the renderer's choice
+    assert chunk_metadata(child)["has_caution"] is True
+
+
+@pytest.mark.parametrize(
+    ("source", "caution"),
+    [
+        (
+            "# 設定\n\n1. [保存] を選択します。\n2. [閉じる] を選択します。\n\n"
+            "※ 電源を切らないでください。\n",
+            "※",
+        ),
+        (
+            "# 設定\n\n1. [保存] を選択します。\n2. [閉じる] を選択します。\n\n"
+            "注意: 電源を切らないでください。\n",
+            "注意",
+        ),
+        ("# Setup\n\n1. Select Save.\n2. Select Close.\n\nNote: Do not turn off the device.\n", "Note"),
+    ],
+)
+def test_plain_caution_paragraph_after_a_step_binds_to_it(source: str, caution: str) -> None:
+    (child,) = children(source, source_format="markdown")
+    assert caution in child.steps[-1].caution
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_picture_after_steps_is_related(lang: str) -> None:
+    (child,) = children(NOTES[lang])
+    assert [(kind, where) for _, kind, where in child.related_elements] == [("picture", "")]
+
+
+def test_related_picture_in_another_chunk_names_it() -> None:
+    steps = "".join(f"{i}. Select item number {i} in the list.\n" for i in range(1, 6))
+    source = f"# Setup\n\nFollow these steps:\n\n{steps}\n![The list of items.](items.png)\n"
+    chunks = children(source, 70, source_format="markdown")
+    ids = {c.chunk_id for c in chunks}
+    with_picture = [c for c in chunks if "items.png" in c.text]
+    related = [r for c in chunks if c.steps for r in c.related_elements if r[1] == "picture"]
+    assert with_picture
+    assert related
+    assert all(where in ids | {""} for _, _, where in related)
+    assert any(where == with_picture[0].chunk_id for _, _, where in related) or any(
+        where == "" for _, _, where in related
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "label"),
+    [("hololens/en/hololens-recovery.md", "Section"), ("hololens/ja/hololens-recovery.md", "関連見出し")],
+)
+def test_chunk_text_begins_with_the_heading_path(path: str, label: str) -> None:
+    r = run(path, "tokens", 400)
+    for c in r.chunks:
+        assert c.section_path
+        first = c.text.split("\n", 1)[0]
+        assert first.startswith(f"{label}: {' > '.join(c.section_path)}")
+
+
+@pytest.mark.parametrize("path", ["hololens/en/hololens-recovery.md", "hololens/ja/hololens-network.md"])
+def test_metadata_is_flat_json_and_round_trips(path: str) -> None:
+    r = run(path, "tokens", 400)
+    document = {"source": path, "title": "doc", "chunk_type": "overwritten"}
+    for c in r.chunks:
+        meta = chunk_metadata(c, document)
+        assert all(isinstance(v, str | int | float | bool) for v in meta.values())
+        assert json.loads(json.dumps(meta)) == meta
+        assert (meta["source"], meta["title"], meta["chunk_type"]) == (path, "doc", c.chunk_type.value)
+        back = read_metadata(meta)
+        assert back["section_path"] == list(c.section_path)
+        assert back["steps"] == [s.to_dict() for s in c.steps]
+        assert back["child_ids"] == list(c.child_ids)
+        assert back["source_spans"] == [[s.start, s.end] for s in c.source_spans]
+        assert meta["start_index" if "start_index" in meta else "chunk_id"] is not None
+        assert read_metadata(back) == back
+
+
+# ----- golden cases -------------------------------------------------------------------------------
+
+
+GOLDEN_CASES = {
+    "hololens-en-recovery": ".md",
+    "growi-ja-group": ".md",
+    "growi-ja-page-operation": ".md",
+}
+
+
+def golden_view(chunks: list[Chunk]) -> list[dict[str, Any]]:
+    return [
+        {
+            "section_path": list(c.section_path),
+            "chunk_type": c.chunk_type.value,
+            "condition": c.condition,
+            "continued": c.continued,
+            "steps": [
+                {k: getattr(s, k) for k in ("number", "action", "target", "condition", "result", "caution")}
+                for s in c.steps
+            ],
+            "text": c.text,
+        }
+        for c in chunks
+        if c.level is ChunkLevel.CHILD
+    ]
+
+
+GOLDEN_ORIGINS = {
+    "hololens-en-recovery": "hololens/en/hololens-recovery.md",
+    "growi-ja-group": "ja-native/growi-docs/docs/ja/admin-guide/management-cookbook/group.md",
+    "growi-ja-page-operation": "ja-native/growi-docs/docs/ja/guide/features/page_operation.md",
+}
+
+
+@pytest.mark.parametrize("name", GOLDEN_CASES)
+def test_golden_inputs_are_copies_of_tests_data(name: str) -> None:
+    copy = GOLDEN / f"{name}.input{GOLDEN_CASES[name]}"
+    assert copy.read_bytes() == (TESTS_DATA / GOLDEN_ORIGINS[name]).read_bytes()
+    assert f"`{copy.name}`" in (GOLDEN / "SOURCES.md").read_text(encoding="utf-8")
+
+
+def test_golden_regeneration_flag_is_off() -> None:
+    assert os.environ.get(REGENERATE, "") in ("", "0"), (
+        f"{REGENERATE} must be off outside a deliberate rewrite"
+    )
+
+
+@pytest.mark.parametrize(("name", "suffix"), GOLDEN_CASES.items())
+def test_golden(name: str, suffix: str) -> None:
+    source = (GOLDEN / f"{name}.input{suffix}").read_text(encoding="utf-8")
+    got = golden_view(ProcedureChunker(ChunkerOptions(chunk_size=400)).chunk(source, source_id=name))
+    expected_path = GOLDEN / f"{name}.expected.json"
+    if os.environ.get(REGENERATE) == "1":
+        expected_path.write_text(json.dumps(got, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    assert got == json.loads(expected_path.read_text(encoding="utf-8"))
+
+
+# ----- bad input ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\n\t\n", "\u3000\n", b"", b" \n "])
+def test_blank_input_gives_nothing(text: str | bytes) -> None:
+    assert ProcedureChunker(ChunkerOptions(chunk_size=50)).chunk(text) == []
+
+
+def test_utf8_bytes_give_the_same_chunks_as_str() -> None:
+    text = (TESTS_DATA / "hololens/ja/hololens-recovery.md").read_text(encoding="utf-8")
+    chunker = ProcedureChunker(ChunkerOptions(chunk_size=300))
+    as_str = chunker.chunk(text, source_id="r")
+    assert chunker.chunk(text.encode("utf-8"), source_id="r") == as_str
+    assert chunker.chunk(text.encode("utf-8")) == chunker.chunk(text)  # the derived source id agrees too
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"\xff\xfe\x00broken", "not valid UTF-8"),
+        ("設定".encode("shift_jis"), "not valid UTF-8"),
+        ("手順".encode() + b"\xe3\x81", "not valid UTF-8"),
+        (b"PK\x03\x04\x00\x00binary", "looks binary"),
+        ("text with a NUL \x00 inside", "looks binary"),
+        ("\x01\x02\x03\x04\x05\x06\x07\x08" * 10, "looks binary"),
+    ],
+)
+def test_unusable_input_raises(data: str | bytes, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        ProcedureChunker(ChunkerOptions(chunk_size=50)).chunk(data)
+
+
+@pytest.mark.parametrize(
+    ("text", "measure"),
+    [("word " * 200_000, "tokens"), ("word " * 200_000, "chars"), ("設定を確認します。" * 110_000, "tokens")],
+    ids=["en-tokens", "en-chars", "ja-tokens"],
+)
+def test_one_megabyte_single_line(text: str, measure: str) -> None:
+    started = time.perf_counter()
+    chunks = children(text, 256, length_function=LENGTHS[measure])
+    assert time.perf_counter() - started < 20
+    assert chunks
+    assert all(LENGTHS[measure](c.text) <= 256 for c in chunks)
+    assert merge_spans([s for c in chunks for s in c.source_spans])[0].end >= len(text.rstrip())
+
+
+@pytest.mark.parametrize("marker", ["-", "1."])
+def test_thousand_deep_nested_list(marker: str) -> None:
+    indent = len(marker) + 1
+    text = "".join(" " * (indent * i) + f"{marker} item {i}\n" for i in range(1000))
+    chunks = children(text, 256, source_format="markdown")
+    steps = [s for c in chunks for s in c.steps if not s.is_continuation]
+    assert len(steps) == 1000
+    assert max(s.depth for s in steps) == 999
+    assert all(TOKENS(c.text) <= 256 for c in chunks)
+
+
+@pytest.mark.parametrize(
+    ("source", "kind"),
+    [
+        ("# Build\n\n```python\nx = 1\ny = 2\n", ChunkType.CODE),
+        ("# Table\n\n| a | b |\n|---|\n| 1 | 2 | 3 |\n| only\n", ChunkType.TABLE),
+        ("# 表\n\n| 設定 | 説明 |\n| --- | --- |\n| 証明書\n", ChunkType.TABLE),
+    ],
+    ids=["unclosed-fence", "broken-table", "broken-table-ja"],
+)
+def test_malformed_blocks_keep_their_text(source: str, kind: ChunkType) -> None:
+    chunks = children(source, source_format="markdown")
+    assert kind in {c.chunk_type for c in chunks} or all(c.chunk_type is ChunkType.TEXT for c in chunks)
+    joined = "\n".join(c.text for c in chunks)
+    assert all(word in joined for word in WORD.findall(source))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"chunk_size": 0}, ValueError, "chunk_size must be > 0, got 0"),
+        ({"chunk_size": -1}, ValueError, "chunk_size must be > 0, got -1"),
+        ({"chunk_size": 1.5}, TypeError, "chunk_size must be an int, got float"),
+        ({"chunk_size": True}, TypeError, "chunk_size must be an int, got bool"),
+        (
+            {"chunk_size": 100, "parent_chunk_size": 50},
+            ValueError,
+            "parent_chunk_size must be >= chunk_size (100), got 50",
+        ),
+        ({"language": "fr"}, ValueError, "language must be one of auto, ja, en, got 'fr'"),
+        (
+            {"source_format": "pdf"},
+            ValueError,
+            "source_format must be one of auto, markdown, text, got 'pdf'",
+        ),
+    ],
+)
+def test_bad_options_raise_pinned_messages(
+    kwargs: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        ChunkerOptions(**kwargs)
+
+
+# ----- rules found broken on the golden pages ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "budget"),
+    [
+        (
+            "# Fix\n\n1. Ensure your device is charged to 40% or more before attempting to flash it.\n"
+            "2. If your device is not showing as a HoloLens device, check:\n"
+            "   1. Ports, as a Qualcomm HS-USB device.\n   2. Other Devices, as a QUSB_BULK device.\n",
+            170,
+        ),
+        (
+            "# 対処\n\n1. フラッシュを試みる前に、デバイスが 40% 以上に充電されるようにしてください。\n"
+            "2. デバイスが HoloLens と表示されない場合は、次のことを確認します。\n"
+            "   1. [ポート] (Qualcomm HS-USB デバイスの場合)\n"
+            "   2. [その他のデバイス] (QUSB_BULK デバイスの場合)\n",
+            110,
+        ),
+    ],
+    ids=["en", "ja"],
+)
+def test_a_step_that_fits_a_chunk_is_not_split_from_its_sub_steps(source: str, budget: int) -> None:
+    """Step 2 and its sub-steps fit one chunk: they move together rather than being cut apart."""
+    chunks = children(source, budget, length_function=len, source_format="markdown")
+    assert all(len(c.text) <= budget for c in chunks)
+    (holder,) = [c for c in chunks if any(st.number == "2." and not st.depth for st in c.steps)]
+    assert [(st.parent_number, st.number) for st in holder.steps if st.depth or st.number == "2."] == [
+        ("", "2."),
+        ("2.", "1."),
+        ("2.", "2."),
+    ]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "# Reflash\n\n- Display color uniformity\n- OS crashes\n\n"
+        "There are two ways to reflash the device.\n\n"
+        "> [!WARNING]\n> All your personal data will be erased.\n",
+        "# 再フラッシュ\n\n- ディスプレイの色の均一性\n- OS のクラッシュ\n\n"
+        "再フラッシュするには 2 つの方法があります。\n\n"
+        "> [!WARNING]\n> すべての個人データが消去されます。\n",
+    ],
+    ids=["en", "ja"],
+)
+def test_a_note_after_an_intervening_paragraph_binds_to_no_step(source: str) -> None:
+    (child,) = children(source)
+    assert [s.caution for s in child.steps] == ["", ""]

@@ -1,0 +1,427 @@
+"""Rule tables: step markers, heading numbers, step fields, lead-in conditions, language.
+
+One row per numbering style, per field form, per condition form, Japanese and English side
+by side. Expected values come from the design (DESIGN.md, "Sections" and "Steps") and from
+what a reader of the sentence understands, not from the code's output. Step sentences are
+taken from the HoloLens pages in tests/data where one exists.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from procedure_rag import ENGLISH, JAPANESE, ElementKind, LayoutElement, detect_language, match_step_marker
+from procedure_rag._numbering import match_heading_number
+from procedure_rag._steps import lead_in_condition, parse_step
+
+LEX = {"en": ENGLISH, "ja": JAPANESE}
+
+
+# ----- step markers -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "marker", "ordered", "rest"),
+    [
+        ("1. Open the Settings app.", "1.", True, "Open the Settings app."),
+        ("1. 設定画面を開きます。", "1.", True, "設定画面を開きます。"),
+        ("12. Select Next.", "12.", True, "Select Next."),
+        ("1) Unplug the cable.", "1)", True, "Unplug the cable."),
+        ("2） ケーブルを抜きます。", "2）", True, "ケーブルを抜きます。"),
+        ("１．設定画面を開きます。", "１．", True, "設定画面を開きます。"),
+        ("１． 設定画面を開きます。", "１．", True, "設定画面を開きます。"),
+        ("①電源を入れます。", "①", True, "電源を入れます。"),
+        ("① Turn on the power.", "①", True, "Turn on the power."),
+        ("⑤ 待ちます。", "⑤", True, "待ちます。"),
+        ("⑩設定を保存します。", "⑩", True, "設定を保存します。"),
+        ("⑳最後に閉じます。", "⑳", True, "最後に閉じます。"),
+        ("❶ 電源を入れます。", "❶", True, "電源を入れます。"),
+        ("(1) Enter the password.", "(1)", True, "Enter the password."),
+        ("(12) Enter the password.", "(12)", True, "Enter the password."),
+        ("（１）パスワードを入力します。", "（１）", True, "パスワードを入力します。"),
+        ("（2） パスワードを入力します。", "（2）", True, "パスワードを入力します。"),
+        ("(a) Select a network.", "(a)", True, "Select a network."),
+        ("A-1 Open the cover.", "A-1", True, "Open the cover."),
+        ("B-3 カバーを閉じます。", "B-3", True, "カバーを閉じます。"),
+        ("Step 2 Tap OK.", "Step 2", True, "Tap OK."),
+        ("Step 2: Tap OK.", "Step 2:", True, "Tap OK."),
+        ("STEP 3 Restart the device.", "STEP 3", True, "Restart the device."),
+        ("手順3 再起動します。", "手順3", True, "再起動します。"),
+        ("手順３：再起動します。", "手順３：", True, "再起動します。"),
+        ("ステップ1 電源を切ります。", "ステップ1", True, "電源を切ります。"),
+        ("a) Select a network.", "a)", True, "Select a network."),
+        ("b. Select a network.", "b.", True, "Select a network."),
+        ("iv. Confirm the settings.", "iv.", True, "Confirm the settings."),
+        ("ii) Confirm the settings.", "ii)", True, "Confirm the settings."),
+        ("#. Build the project.", "#.", True, "Build the project."),
+        ("- Check the cable.", "-", False, "Check the cable."),
+        ("* Check the cable.", "*", False, "Check the cable."),
+        ("+ Check the cable.", "+", False, "Check the cable."),
+        ("• Check the cable.", "•", False, "Check the cable."),
+        ("・ケーブルを確認します。", "・", False, "ケーブルを確認します。"),
+        ("・ ケーブルを確認します。", "・", False, "ケーブルを確認します。"),
+        ("● 電源を確認します。", "●", False, "電源を確認します。"),
+    ],
+)
+def test_step_marker(line: str, marker: str, ordered: bool, rest: str) -> None:
+    found = match_step_marker(line)
+    assert found is not None
+    assert (found.marker, found.ordered, line[found.rest_start :]) == (marker, ordered, rest)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "1.5 GHz processor and 4 GB of memory.",
+        "2.0 以降のバージョンが必要です。",
+        "e.g. the Settings app.",
+        "i.e. the Settings app.",
+        "Open the Settings app.",
+        "設定画面を開きます。",
+        "2021年10月15日に更新されました。",
+        "-5 degrees is too cold.",
+        "*emphasis* is not a bullet.",
+        "(see the note below)",
+        "Step by step instructions follow.",
+        "A-Z order is used.",
+        "#include <stdio.h>",
+        "100% charged.",
+    ],
+)
+def test_not_a_step_marker(line: str) -> None:
+    assert match_step_marker(line) is None
+
+
+# ----- heading numbers ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "marker", "level", "rest"),
+    [
+        ("第1章 概要", "第1章", 1, "概要"),
+        ("第１章　概要", "第１章", 1, "概要"),
+        ("第三章 設定", "第三章", 1, "設定"),
+        ("第2節 ネットワークの設定", "第2節", 2, "ネットワークの設定"),
+        ("第3項 プロキシ", "第3項", 3, "プロキシ"),
+        ("1.1 Overview", "1.1", 2, "Overview"),
+        ("1.1 概要", "1.1", 2, "概要"),
+        ("1.1.1 Network settings", "1.1.1", 3, "Network settings"),
+        ("2.3.1. Proxy", "2.3.1.", 3, "Proxy"),
+        ("１．２ 概要", "１．２", 2, "概要"),
+        ("【設定方法】", "【", 2, "設定方法】"),
+        ("【 注意事項 】", "【", 2, " 注意事項 】"),
+        ("■ 基本操作", "■", 3, "基本操作"),
+        ("■基本操作", "■", 3, "基本操作"),
+        ("□ 応用操作", "□", 3, "応用操作"),
+    ],
+)
+def test_heading_number(line: str, marker: str, level: int, rest: str) -> None:
+    found = match_heading_number(line)
+    assert found is not None
+    got_marker, got_level, rest_start = found
+    assert (got_marker, got_level, line[rest_start:]) == (marker, level, rest)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "1. Open the Settings app.",
+        "設定画面を開きます。",
+        "【重要】電源を切らないでください。",  # a label at the start of a sentence, not a heading
+        "第1回の会議",
+        "Chapter one",
+    ],
+)
+def test_not_a_heading_number(line: str) -> None:
+    assert match_heading_number(line) is None
+
+
+# ----- step fields ------------------------------------------------------------------------------
+
+
+def step(text: str, lang: str, number: str = "1.") -> dict[str, str]:
+    el = LayoutElement("doc#e0", ElementKind.LIST_ITEM, text, 0, number=number, ordered=True)
+    s = parse_step(el, LEX[lang])
+    return {
+        "number": s.number,
+        "action": s.action,
+        "target": s.target,
+        "condition": s.condition,
+        "result": s.result,
+        "caution": s.caution,
+    }
+
+
+HARD_RESTART_EN = (
+    "Hold down the **volume down** + **power** buttons for 15 seconds. The device will automatically restart."
+)
+HARD_RESTART_JA = (
+    "**[ボリューム ダウン]** ボタン +  **[電源]** ボタンを 15 秒間押したままにします。"
+    " デバイスが自動的に再起動します。"
+)
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "field", "expected"),
+    [
+        # action: the first sentence, markup removed
+        ("en", HARD_RESTART_EN, "action", "Hold down the volume down + power buttons for 15 seconds."),
+        (
+            "ja",
+            HARD_RESTART_JA,
+            "action",
+            "[ボリューム ダウン] ボタン + [電源] ボタンを 15 秒間押したままにします。",
+        ),
+        ("en", "Connect the device to the host PC.", "action", "Connect the device to the host PC."),
+        ("ja", "デバイスをホスト PC に接続します。", "action", "デバイスをホスト PC に接続します。"),
+        # the number is kept as written
+        ("ja", "電源を入れます。", "number", "1."),
+        # target: quoted or bracketed labels
+        ("ja", "「保存」を選択します。", "target", "保存"),
+        ("ja", "『設定ガイド』を参照します。", "target", "設定ガイド"),
+        ("ja", "**[IPv4 構成]** ボタンを選択します。", "target", "IPv4 構成"),
+        ("ja", "[設定] を選択します。", "target", "設定"),
+        ("en", "Select [Wi-Fi] and connect.", "target", "Wi-Fi"),
+        (
+            "en",
+            "Open the **Settings** app, and then select **Network & Internet** > **Wi-Fi**.",
+            "target",
+            "Settings",
+        ),
+        ("en", HARD_RESTART_EN, "target", "volume down"),
+        ("ja", HARD_RESTART_JA, "target", "ボリューム ダウン"),
+        ("en", "Press :kbd:`Ctrl+S` to save.", "target", "Ctrl+S"),
+        ("en", "Select :guilabel:`Apply`.", "target", "Apply"),
+        # target: UI nouns, Japanese
+        ("ja", "保存ボタンを押します。", "target", "保存ボタン"),
+        ("ja", "ユーザー名欄に入力します。", "target", "ユーザー名欄"),
+        ("ja", "設定画面を開きます。", "target", "設定画面"),
+        ("ja", "詳細タブを選択します。", "target", "詳細タブ"),
+        ("ja", "ファイルメニューを開きます。", "target", "ファイルメニュー"),
+        ("ja", "同意するチェックボックスをオンにします。", "target", "同意するチェックボックス"),
+        ("ja", "確認ダイアログを閉じます。", "target", "確認ダイアログ"),
+        ("ja", "スタート メニューを開きます。", "target", "スタート メニュー"),
+        # a particle is not part of the UI element's name (tests/data ja provisioning page)
+        ("ja", "ユーザーにサインイン画面を提示します。", "target", "サインイン画面"),
+        # target: UI nouns, English
+        ("en", "Select the Save button.", "target", "Save button"),
+        ("en", "Enter the address in the Proxy Address field.", "target", "Proxy Address field"),
+        ("en", "Open the Network Settings screen.", "target", "Network Settings screen"),
+        ("en", "Select the Accounts tab.", "target", "Accounts tab"),
+        ("en", "Open the Start menu and select Settings.", "target", "Start menu"),
+        ("en", "Select the Remember Me checkbox.", "target", "Remember Me checkbox"),
+        ("en", "Close the Confirm dialog.", "target", "Confirm dialog"),
+        ("en", "Go to the Settings page.", "target", "Settings page"),
+        ("en", "Open the Details pane.", "target", "Details pane"),
+        ("en", "Select the Privacy Statement link.", "target", "Privacy Statement link"),
+        # Microsoft style writes UI names in sentence case (tests/data en provisioning page)
+        ("en", "Present the sign in screen to the user.", "target", "sign in screen"),
+        ("en", "Connect the device to the host PC.", "target", ""),
+        # condition: a leading clause, Japanese
+        (
+            "ja",
+            "ポリシーがない場合は、別の USB ケーブルを試してください。",
+            "condition",
+            "ポリシーがない場合",
+        ),
+        (
+            "ja",
+            "ポリシーがない場合は、別の USB ケーブルを試してください。",
+            "action",
+            "別の USB ケーブルを試してください。",
+        ),
+        ("ja", "Wi-Fi に接続したときは、ネットワーク名を確認します。", "condition", "Wi-Fi に接続したとき"),
+        ("ja", "必要なら、プロキシを設定します。", "condition", "必要なら"),
+        ("ja", "初回起動の際は、管理者でサインインします。", "condition", "初回起動の際"),
+        ("ja", "電源を入れると、ロゴが表示されます。", "condition", "電源を入れると"),
+        ("ja", "設定画面を開きます。", "condition", ""),
+        # condition: a leading clause, English
+        (
+            "en",
+            "If your device is not showing as a HoloLens device, check the drivers.",
+            "condition",
+            "If your device is not showing as a HoloLens device",
+        ),
+        (
+            "en",
+            "If your device is not showing as a HoloLens device, check the drivers.",
+            "action",
+            "check the drivers.",
+        ),
+        (
+            "en",
+            "When the Wi-Fi status appears, select the network.",
+            "condition",
+            "When the Wi-Fi status appears",
+        ),
+        (
+            "en",
+            "Once the device restarts, sign in with your account.",
+            "condition",
+            "Once the device restarts",
+        ),
+        ("en", "Unless you use a proxy, skip this step.", "condition", "Unless you use a proxy"),
+        ("en", "After the download completes, select Install.", "condition", "After the download completes"),
+        ("en", "Connect the device to the host PC.", "condition", ""),
+        # result: a later sentence stating what happens
+        ("en", HARD_RESTART_EN, "result", "The device will automatically restart."),
+        ("ja", HARD_RESTART_JA, "result", "デバイスが自動的に再起動します。"),
+        ("en", "Select Install. The installation begins.", "result", "The installation begins."),
+        (
+            "ja",
+            "[パスワード] タブを選択します。パスワード画面が表示されます。",
+            "result",
+            "パスワード画面が表示されます。",
+        ),
+        ("en", "Connect the device to the host PC.", "result", ""),
+        # caution: warning sentences, Japanese
+        (
+            "ja",
+            "[保存] を選択します。注意: 保存には時間がかかります。",
+            "caution",
+            "注意: 保存には時間がかかります。",
+        ),
+        (
+            "ja",
+            "[OK] を選択します。ただし、管理者のみ実行できます。",
+            "caution",
+            "ただし、管理者のみ実行できます。",
+        ),
+        ("ja", "[削除] を選択します。※ 元に戻せません。", "caution", "※ 元に戻せません。"),
+        (
+            "ja",
+            "[リセット] を選択します。重要: データが消去されます。",
+            "caution",
+            "重要: データが消去されます。",
+        ),
+        ("ja", "[初期化] を選択します。警告: すべて消去されます。", "caution", "警告: すべて消去されます。"),
+        ("ja", "[削除] を選択します。※ 元に戻せません。", "action", "[削除] を選択します。"),
+        # caution: warning sentences, English
+        (
+            "en",
+            "Select Update & Security. Note: this can take a while.",
+            "caution",
+            "Note: this can take a while.",
+        ),
+        (
+            "en",
+            "Select OK. Important: do not unplug the device.",
+            "caution",
+            "Important: do not unplug the device.",
+        ),
+        (
+            "en",
+            "Select Delete. Caution: the files are removed.",
+            "caution",
+            "Caution: the files are removed.",
+        ),
+        (
+            "en",
+            "Select Reset. Warning: all data will be erased.",
+            "caution",
+            "Warning: all data will be erased.",
+        ),
+        (
+            "en",
+            'Select Start. Tip: you can also say "Go to Start".',
+            "caution",
+            'Tip: you can also say "Go to Start".',
+        ),
+        ("en", "Select Reset. Warning: all data will be erased.", "action", "Select Reset."),
+        ("en", "Connect the device to the host PC.", "caution", ""),
+    ],
+)
+def test_step_field(lang: str, text: str, field: str, expected: str) -> None:
+    assert step(text, lang)[field] == expected
+
+
+def test_step_keeps_nesting_and_bound_caution() -> None:
+    el = LayoutElement(
+        "doc#e3", ElementKind.LIST_ITEM, "別の USB ケーブルを試してください。", 3, level=1, number="2."
+    )
+    s = parse_step(el, JAPANESE, parent_number="5.", extra_caution="注意: **必ず** 純正品を使います。")
+    assert (s.number, s.depth, s.parent_number, s.element_id) == ("2.", 1, "5.", "doc#e3")
+    assert s.caution == "注意: 必ず 純正品を使います。"
+
+
+# ----- lead-in conditions ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "condition"),
+    [
+        (
+            "en",
+            "If the standard reset procedure didn't work, use the hard-restart procedure:",
+            "If the standard reset procedure didn't work",
+        ),
+        (
+            "en",
+            "When a user starts the Autopilot self-deploying process, Autopilot completes the following:",
+            "When a user starts the Autopilot self-deploying process",
+        ),
+        (
+            "en",
+            "Once the above instructions are completed, your HoloLens 2 users will go through the following:",
+            "Once the above instructions are completed",
+        ),
+        (
+            "en",
+            "This section covers the device. If the device is enrolled, do the following:",
+            "If the device is enrolled",
+        ),
+        ("en", "If you use a **proxy**, follow these steps:", "If you use a proxy"),
+        ("en", "Follow these steps to enable the deployment path:", ""),
+        ("en", "To confirm you are connected, check the Wi-Fi status in the **Start** menu:", ""),
+        (
+            "ja",
+            "標準のリセット手順が機能しない場合は、ハード再起動の手順を使用してください。",
+            "標準のリセット手順が機能しない場合",
+        ),
+        ("ja", "承認済みの場合は、次の手順を実行します。", "承認済みの場合"),
+        ("ja", "デバイスを登録するときは、次の手順を実行します。", "デバイスを登録するとき"),
+        ("ja", "管理者なら、次の手順を実行します。", "管理者なら"),
+        ("ja", "初回起動の際には、次の手順を実行します。", "初回起動の際"),
+        ("ja", "プロキシを使う場合、以下の手順で設定します。", "プロキシを使う場合"),
+        ("ja", "この節では設定を説明します。承認済みの場合は、次の手順を実行します。", "承認済みの場合"),
+        ("ja", "展開パスを有効にする手順は、次のとおりです。", ""),
+        ("ja", "次の手順を実行します。", ""),
+    ],
+)
+def test_lead_in_condition(lang: str, text: str, condition: str) -> None:
+    assert lead_in_condition(text, LEX[lang]) == condition
+
+
+# ----- language --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("設定画面でパスワード変更を選択します。", "ja"),
+        ("Select Settings, then Change password.", "en"),
+        ("HoloLens 2 デバイスを Windows Autopilot for HoloLens 2 で Azure AD に参加させます。", "ja"),
+        ("ｶﾀｶﾅ only half-width katakana here: ｾｯﾃｲ ｦ ﾋﾗｷﾏｽ and more English words in the line", "ja"),
+        ("Open the **Settings** app and select 「保存」 when asked.", "en"),
+        ("", "en"),
+        ("12345 67890 !!!", "en"),
+    ],
+)
+def test_detect_language(text: str, language: str) -> None:
+    assert detect_language(text) == language
+
+
+@pytest.mark.parametrize(
+    ("path", "language"),
+    [
+        ("hololens/en/hololens-recovery.md", "en"),
+        ("hololens/ja/hololens-recovery.md", "ja"),
+        ("hololens/ja/hololens2-autopilot.md", "ja"),
+        ("ja-native/growi-docs/docs/ja/admin-guide/management-cookbook/group.md", "ja"),
+        ("emanual/samsung-tv-sections-10-28.txt", "en"),
+    ],
+)
+def test_detect_language_of_real_pages(tests_data: Path, path: str, language: str) -> None:
+    assert detect_language((tests_data / path).read_text(encoding="utf-8")) == language
