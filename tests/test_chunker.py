@@ -683,7 +683,7 @@ def test_bad_options_raise_pinned_messages(
             "2. デバイスが HoloLens と表示されない場合は、次のことを確認します。\n"
             "   1. [ポート] (Qualcomm HS-USB デバイスの場合)\n"
             "   2. [その他のデバイス] (QUSB_BULK デバイスの場合)\n",
-            110,
+            130,
         ),
     ],
     ids=["en", "ja"],

@@ -152,7 +152,7 @@ class ProcedureChunker:
         for section in iter_sections(
             iter_with_section_paths(elements), lexicon, drop_kinds=self._options.drop_kinds
         ):
-            header = f"{lexicon.section_label}: {' > '.join(section.path)}" if section.path else ""
+            header, shown = self._header(section.path, lexicon)
             blocks = pack_section(
                 section,
                 source=source_text,
@@ -160,7 +160,13 @@ class ProcedureChunker:
                 measure=self._measure,
                 lexicon=lexicon,
                 header=header,
-                prefix=[e.text for e in pending if _is_heading(e) and e.text not in section.path],
+                # Headings the header line does not show whole open the first block,
+                # so that their words reach some chunk.
+                prefix=[
+                    e
+                    for e in [*pending, *(e for u in section.units for e in u.carried)]
+                    if _is_heading(e) and e.text and e.text not in shown
+                ],
             )
             with_lines = []
             for block in blocks:
@@ -185,6 +191,32 @@ class ProcedureChunker:
         yield from held
         if pending:
             yield from self._trailing_chunks(pending, source_id, language, lexicon)
+
+    def _header(self, path: tuple[str, ...], lexicon: Lexicon) -> tuple[str, tuple[str, ...]]:
+        """The heading-path line of a section's chunks, and the headings it shows whole.
+
+        The line takes at most a third of the budget: outer headings give way to
+        "…" first, then the innermost heading is cut. Headings it does not show
+        whole open the section's first chunk instead (see ``prefix``).
+        """
+        if not path:
+            return "", ()
+        limit = self._options.chunk_size // 3
+        label = f"{lexicon.section_label}: "
+        full = label + " > ".join(path)
+        if self._measure.line(full) <= limit:
+            return full, path
+        inner = f"{label}… > {path[-1]}" if len(path) > 1 else label + path[-1]
+        if self._measure.line(inner) <= limit:
+            return inner, path[-1:]
+        lo, hi = 0, len(path[-1])
+        while lo < hi:  # the longest prefix of the innermost heading that fits
+            mid = (lo + hi + 1) // 2
+            if self._measure.line(f"{label}{path[-1][:mid]}…") <= limit:
+                lo = mid
+            else:
+                hi = mid - 1
+        return f"{label}{path[-1][:lo]}…", ()
 
     def _with_parents(self, children: Sequence[Chunk], header: str, costs: Sequence[int]) -> list[Chunk]:
         if not self._options.emit_parents:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from procedure_rag._lexicon import Lexicon
-from procedure_rag._pack import Block
+from procedure_rag._pack import Block, labelled
 from procedure_rag._steps import lead_in_condition, parse_step
 from procedure_rag._types import Chunk, ChunkLevel, ChunkType, ElementKind, LayoutElement, ProcedureStep, Span
 from procedure_rag._units import Unit
@@ -53,7 +53,7 @@ def _steps(block: Block, lexicon: Lexicon) -> tuple[ProcedureStep, ...]:
     last_item: str | None = None
     for line in block.lines:
         el = line.element
-        if el is None:
+        if el is None or el.kind in (ElementKind.SECTION_HEADER, ElementKind.TITLE):
             continue
         if el.element_id in seen:
             if line.continued and el.kind is ElementKind.LIST_ITEM and el.element_id != items[0].element_id:
@@ -65,11 +65,12 @@ def _steps(block: Block, lexicon: Lexicon) -> tuple[ProcedureStep, ...]:
                 continued.add(el.element_id)
             items.append(el)
             last_item = el.element_id
+        elif el.parent_id is None and not el.admonition and el.kind is not ElementKind.PICTURE:
+            last_item = None  # a paragraph between the list and a note: the note is not the step's
         elif el.kind is ElementKind.TEXT and el.admonition and el is not block.lead_in:
             owner = el.parent_id if el.parent_id in {i.element_id for i in items} else last_item
             if owner is not None:
-                label = el.admonition.capitalize() if el.admonition.isascii() else el.admonition
-                cautions.setdefault(owner, []).append(f"{label}: {el.text}")
+                cautions.setdefault(owner, []).append(labelled(el.admonition, el.text))
     numbers = {i.element_id: i.number for i in items}
     out = []
     for item in items:

@@ -67,7 +67,7 @@ JAPANESE = Lexicon(
     target_label="操作対象",
     continued_label="（続き）",
     condition=re.compile(
-        r"^(?P<cond>[^。]{1,120}?(?:場合|とき|時|なら(?:ば)?|際|たら|れば|[るた]と|ないと))"
+        r"^(?P<cond>[^。(（]{1,120}?(?:場合|とき|時|なら(?:ば)?|際|たら|れば|[るた]と|ないと))"
         r"(?:には|では|でも|は|に|も)?[、，,]"
     ),
     caution=re.compile(
@@ -103,7 +103,9 @@ JAPANESE = Lexicon(
     ),
     ui_label=_UI_LABEL,
     ui_noun=re.compile(
-        r"(?P<label>[\w・ー\-/&.]{1,30}?\s?(?:ボタン|欄|画面|タブ|メニュー|チェックボックス|ダイアログ|"
+        # The phrase runs back to a particle (に, の, を…) or punctuation, not across it.
+        r"(?P<label>[^\sをにのでがはへともや、。，．「」『』()（）\[\]:：]{1,30}?\s?"
+        r"(?:ボタン|欄|画面|タブ|メニュー|チェックボックス|ダイアログ|"
         r"アイコン|リンク|ウィンドウ|ページ|フィールド|プルダウン|ラジオボタン|スイッチ))"
     ),
 )
@@ -123,7 +125,7 @@ ENGLISH = Lexicon(
     ),
     caution=re.compile(
         r"^[\s>]*(?:Note|Important|Caution|Warning|Tip|Notice)\b"
-        r"|\b(?:make sure|ensure that|be careful|do not|never|must not|cannot be undone)\b",
+        r"|\b(?:be careful|do not|never|must not|cannot be undone|at your own risk)\b",
         re.IGNORECASE,
     ),
     caution_labels=frozenset({"note", "important", "caution", "warning", "tip", "notice", "danger"}),
@@ -140,7 +142,11 @@ ENGLISH = Lexicon(
     ),
     ui_label=_UI_LABEL,
     ui_noun=re.compile(
-        r"(?P<label>(?:[A-Z][\w&'-]*\s){1,4}(?:button|field|screen|tab|menu|checkbox|check box|dialog|"
+        # "the sign in screen", "the Save button", "Settings tab": after a determiner any
+        # words, otherwise capitalised ones.
+        r"(?:\b(?:the|a|an|your)\s+(?P<label>(?:[\w&'-]+\s){0,3}?(?:button|field|screen|tab|menu|checkbox|"
+        r"check box|dialog box|dialog|page|pane|link|icon|window|toggle|switch))\b)"
+        r"|(?P<label2>(?:[A-Z][\w&'-]*\s){1,4}(?:button|field|screen|tab|menu|checkbox|check box|dialog|"
         r"dialog box|page|pane|link|icon|window|toggle|switch))\b"
     ),
 )
@@ -150,7 +156,7 @@ LEXICONS: dict[str, Lexicon] = {"ja": JAPANESE, "en": ENGLISH}
 
 _JA_CHARS = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uff66-\uff9f]")
 _LETTERS = re.compile(r"[A-Za-z\u3040-\u30ff\u4e00-\u9fff\uff66-\uff9f]")
-_SENTENCE_END = re.compile(r"(?<=[。．！？])|(?<=[.!?])(?=\s)")
+_SENTENCE_END = re.compile(r"(?<=[。．！？])|(?<=[.!?])(?=\s)|(?<=[.!?][)\]\"'])(?=\s)")
 
 
 def detect_language(text: str, *, sample: int = 4_000) -> str:

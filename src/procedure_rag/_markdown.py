@@ -52,6 +52,11 @@ _LABEL_LINE = re.compile(
     r"^\s*(?:\*\*|__)?\s*(?P<label>注意|重要|警告|注|ヒント|メモ|補足|ポイント|Note|NOTE|Important|IMPORTANT|"
     r"Caution|CAUTION|Warning|WARNING|Tip|TIP)\s*(?:\*\*|__)?\s*[:：]?\s*(?:\*\*|__)?"
 )
+# A paragraph that opens with a caution label is a note: "※ …", "注意: …", "**Note:** …".
+_PARA_LABEL = re.compile(
+    r"(?:\*\*|__)?(?:(?P<label>注意|重要|警告|Note|NOTE|Important|IMPORTANT|Caution|CAUTION|Warning|WARNING|Tip|TIP)"
+    r"(?:\*\*|__)?\s*[:：]|(?P<mark>※)|【(?P<bracket>注意|重要|警告)】)"
+)
 _FM_TITLE = re.compile(r"^title:[ \t]*(.+?)[ \t]*$", re.MULTILINE)
 # Known HTML tags only: "<device name>"-style placeholders in prose are words, not markup.
 _HTML_TAG = re.compile(
@@ -60,7 +65,9 @@ _HTML_TAG = re.compile(
     r"(?:\s[^>\n]{0,500})?/?>",
     re.IGNORECASE,
 )
-_LINK = re.compile(r"(!?)\[([^\]\n]{0,300})\]\((?:[^()\s]|\([^()\s]{0,200}\)){0,2000}(?:\s+\"[^\"\n]{0,200}\")?\)")
+_LINK = re.compile(
+    r"(!?)\[([^\]\n]{0,300})\]\((?:[^()\s]|\([^()\s]{0,200}\)){0,2000}(?:\s+\"[^\"\n]{0,200}\")?\)"
+)
 _MARKUP_ONLY = re.compile(r"[\s\-*_=#|:>`~+]*")
 _MARKDOWN_SIGNS = re.compile(
     r"^(?:#{1,6}\s|```|~~~|>\s|\s*[-*+]\s|\s*\d{1,9}[.)]\s|\|.*\|\s*$|---\s*$)", re.MULTILINE
@@ -415,8 +422,13 @@ class _Walker:
         lines = self.text[start:end].splitlines(keepends=True)
         marks = [match_step_marker(ln.lstrip(_LINE_INDENT), self.step_styles) for ln in lines]
         first_mark = next((mk for mk in marks if mk is not None), None)
-        if first_mark is None or (len(lines) == 1 and first_mark.style == "bullet"):
-            yield self.emit(ElementKind.TEXT, _prose(self.text[start:end]), start, end)
+        if first_mark is None or (len(lines) == 1 and first_mark.style.startswith("bullet")):
+            label = _PARA_LABEL.match(self.text, start, end)
+            admonition = ""
+            if label:
+                admonition = label.group("label") or label.group("mark") or label.group("bracket")
+                admonition = admonition.lower() if admonition.isascii() else admonition
+            yield self.emit(ElementKind.TEXT, _prose(self.text[start:end]), start, end, admonition=admonition)
             return
         nested = bool(self.items)
         own_list = self.items[-1].list_id if nested else f"{self.source_id}#l{self.order}"

@@ -70,7 +70,10 @@ DEFAULT_STEP_STYLES: tuple[StepStyle, ...] = (
     _style("close-paren", rf"[{_DIGITS}]{{1,3}}[)）]", _GAP),
     _style("roman", rf"{_ROMAN}[.)]"),
     _style("letter", r"[a-z][.)]"),
-    _style("bullet", r"[-*+・•●○◦▪◆◇]", _GAP, ordered=False),
+    # ASCII bullets need a space after them ("-5 degrees", "*emphasis*" are not items);
+    # Japanese bullets often run straight into the text.
+    _style("bullet", r"[-*+]", ordered=False),
+    _style("bullet-cjk", r"[・•●○◦▪◆◇]", _GAP, ordered=False),
 )
 
 #: Characters that start an unordered item in plain text.

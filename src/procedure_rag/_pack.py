@@ -26,7 +26,7 @@ from procedure_rag._steps import lead_in_condition
 from procedure_rag._types import ElementKind, LayoutElement, Span
 from procedure_rag._units import Section, Unit
 
-__all__ = ["Block", "Line", "Measure", "pack_section"]
+__all__ = ["Block", "Line", "Measure", "labelled", "pack_section"]
 
 _BULLETS = {"-", "*", "+"}
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}")
@@ -88,8 +88,12 @@ class Measure:
         return cost
 
 
-def _label(admonition: str) -> str:
-    return admonition.capitalize() if admonition.isascii() else admonition
+def labelled(admonition: str, text: str) -> str:
+    """``"Note: text"``, unless the text already opens with its label (``"※ …"``, ``"注意: …"``)."""
+    label = admonition.capitalize() if admonition.isascii() else admonition
+    if text.lstrip("*_【").casefold().startswith(admonition.casefold()):
+        return text
+    return f"{label}: {text}"
 
 
 def render_element(el: LayoutElement, depth_of: dict[str, int]) -> str:
@@ -105,7 +109,7 @@ def render_element(el: LayoutElement, depth_of: dict[str, int]) -> str:
     if el.kind in (ElementKind.TABLE, ElementKind.CODE):
         return el.text
     if el.admonition:
-        return f"{indent}{_label(el.admonition)}: {el.text}"
+        return f"{indent}{labelled(el.admonition, el.text)}"
     return f"{indent}{el.text}"
 
 
@@ -210,29 +214,31 @@ class _Packer:
         self.avail = max(1, budget - header_cost)
         self.depth_of: dict[str, int] = {}
 
-    def lines_of(self, el: LayoutElement) -> list[Line]:
-        """Render and measure an element; cut it when it alone is over budget."""
+    def lines_of(self, el: LayoutElement, *, reserve: int = 0) -> list[Line]:
+        """Render and measure an element; cut it when it alone is over budget.
+
+        A list item is cut in its text, never between its number and the text: the
+        first piece keeps the number, later pieces say they continue. ``reserve``
+        keeps room in every piece for a line that will precede it.
+        """
         if el.kind is ElementKind.LIST_ITEM:
             self.depth_of[el.element_id] = el.level
         text = render_element(el, self.depth_of)
         cost = self.m.line(text)
-        if cost <= self.avail:
+        if cost <= self.avail - reserve:
             return [Line(text, cost, el, el.span)]
         if el.kind in (ElementKind.TABLE, ElementKind.CODE) and el.span is not None:
             return self._table_or_code_lines(el)
         indent = text[: len(text) - len(text.lstrip())]
-        body = text[len(indent) :]
-        pieces = _split_text(
-            body, max(1, self.avail - self.m.line(indent + self.lexicon.continued_label)), self.m
-        )
+        body = el.text if el.kind is ElementKind.LIST_ITEM and text.endswith(el.text) else text.lstrip()
+        first_prefix = text[: len(text) - len(body)]
+        later_prefix = f"{indent}{self.lexicon.continued_label} "
+        room = self.avail - reserve - max(self.m.label(first_prefix), self.m.label(later_prefix))
+        pieces = [p for p in _split_text(body, max(1, room), self.m) if p.strip()]
         spans = _sub_spans(self.source, el.span, body, pieces)
         out = []
         for i, (piece, span) in enumerate(zip(pieces, spans, strict=True)):
-            rendered = (
-                f"{indent}{piece.strip()}"
-                if i == 0
-                else f"{indent}{self.lexicon.continued_label} {piece.strip()}"
-            )
+            rendered = f"{first_prefix if i == 0 else later_prefix}{piece.strip()}"
             out.append(Line(rendered, self.m.line(rendered), el, span, continued=i > 0))
         return out
 
@@ -255,8 +261,9 @@ class _Packer:
                 out.append(Line(row, cost, el, span))
         return out
 
-    def pack(self, section: Section, prefix: list[str]) -> Iterator[Block]:
-        current = Block(section.path, "text", lines=[Line(t, self.m.line(t), None, None) for t in prefix])
+    def pack(self, section: Section, prefix: list[LayoutElement]) -> Iterator[Block]:
+        lines = [Line(h.text, self.m.line(h.text), h, h.span) for h in prefix]
+        current = Block(section.path, "text", lines=lines)
         for unit in section.units:
             if unit.kind == "carrier":
                 current.carried.extend(unit.carried)
@@ -303,44 +310,75 @@ class _Packer:
         parts.append(block)
         return parts
 
+    def _repeats(self, lead: LayoutElement | None, lead_lines: list[Line]) -> list[Line]:
+        """What a continued part may repeat of the lead-in: the whole of it, or its condition."""
+        if lead is None:
+            return []
+        out = []
+        if len(lead_lines) == 1 and lead_lines[0].cost <= self.avail // 3:
+            out.append(Line(lead_lines[0].text, lead_lines[0].cost, None, None))
+        condition = lead_in_condition(lead.text, self.lexicon)
+        if condition and (not out or out[0].text != condition):
+            out.append(Line(condition, self.m.line(condition), None, None))
+        return out
+
     def _list_parts(self, unit: Unit) -> list[Block]:
+        """Cut a list into parts: between steps, each part opening with the lead-in again.
+
+        A step (with its sub-steps and bound notes) that does not fit the rest of the
+        current part starts a new part; only a step longer than a whole part is cut
+        between its lines. A short lead-in stays with the first step; a long one is
+        ordinary text that may end a part of its own.
+        """
         lead = unit.lead_in
         lead_lines = self.lines_of(lead) if lead is not None else []
-        repeat: Line | None = None
-        if lead is not None:
-            repeat_text = lead_lines[0].text if len(lead_lines) == 1 else ""
-            if not repeat_text or self.m.line(repeat_text) > self.avail // 3:
-                repeat_text = lead_in_condition(lead.text, self.lexicon) or ""
-            if repeat_text:
-                repeat = Line(repeat_text, self.m.line(repeat_text), None, None)
+        repeats = self._repeats(lead, lead_lines)
+        lead_sticks = sum(line.cost for line in lead_lines) <= self.avail // 3
+        # Steps cut to fit leave room for the shortest repeat, so every part can open with it.
+        reserve = repeats[-1].cost if repeats else 0
         groups: list[list[Line]] = []
         top = min((e.level for e in unit.elements if e.kind is ElementKind.LIST_ITEM), default=0)
         for el in unit.elements:
             if el is lead:
                 continue
-            starts_group = el.kind is ElementKind.LIST_ITEM and el.level == top
-            if starts_group or not groups:
+            if (el.kind is ElementKind.LIST_ITEM and el.level == top) or not groups:
                 groups.append([])
-            groups[-1].extend(self.lines_of(el))
+            groups[-1].extend(self.lines_of(el, reserve=reserve))
         parts: list[Block] = []
-        block = Block(
-            (), "list", lines=list(lead_lines), lead_in=lead, carried=list(unit.carried), units=[unit]
-        )
-        repeat_cost = repeat.cost if repeat is not None else 0
+        block = Block((), "list", lead_in=lead, carried=list(unit.carried), units=[unit])
+        for line in lead_lines:  # a long lead-in is text like any other: it may fill parts of its own
+            if block.lines and block.cost() + line.cost > self.avail:
+                parts.append(block)
+                block = Block((), "list", lead_in=lead, continued=True, units=[unit])
+            block.lines.append(line)
+
+        def fresh(next_cost: int) -> Block:
+            parts.append(block)
+            new = Block((), "list", lead_in=lead, continued=True, units=[unit])
+            # The whole lead-in if it fits, else its condition: lines were cut to leave room for it.
+            repeat = next(
+                (r for r in repeats if r.cost + next_cost <= self.avail), repeats[-1] if repeats else None
+            )
+            if repeat is not None:
+                new.lines.append(repeat)
+            return new
+
         for group in groups:
             group_cost = sum(line.cost for line in group)
             if block.cost() + group_cost <= self.avail:
                 block.lines.extend(group)
                 continue
+            has_step = any(x.element is not None and x.element is not lead for x in block.lines)
+            if has_step or (lead_lines and not lead_sticks):
+                block = fresh(group_cost if group_cost <= self.avail else group[0].cost)
+                if block.cost() + group_cost <= self.avail:
+                    block.lines.extend(group)
+                    continue
             for line in group:
                 has_step = any(x.element is not None and x.element is not lead for x in block.lines)
                 if has_step and block.cost() + line.cost > self.avail:
-                    parts.append(block)
-                    block = Block((), "list", lead_in=lead, continued=True, units=[unit])
-                    if repeat is not None and repeat_cost + line.cost <= self.avail:
-                        block.lines.append(repeat)
+                    block = fresh(line.cost)
                 block.lines.append(line)
-            # A group that did not fit whole ends its block, so the next step starts fresh.
         parts.append(block)
         return parts
 
@@ -356,7 +394,8 @@ class _Packer:
             if block.lines and block.cost() + line.cost > self.avail:
                 yield block
                 block = Block(path, unit.kind, continued=True, units=[unit])
-                if header and i >= 2 and header_cost + line.cost <= self.avail:
+                # Header rows open a part that starts a row, not one that continues a cut row.
+                if header and i >= 2 and not line.continued and header_cost + line.cost <= self.avail:
                     block.lines.extend(header)
             block.lines.append(line)
         yield block
@@ -370,7 +409,7 @@ def pack_section(
     measure: Measure,
     lexicon: Lexicon,
     header: str,
-    prefix: list[str] | None = None,
+    prefix: list[LayoutElement] | None = None,
 ) -> list[Block]:
     """Pack the units of ``section`` into blocks whose text fits ``budget``.
 
@@ -381,14 +420,16 @@ def pack_section(
         measure: The length function, with its fixed costs measured once.
         lexicon: The document's language rules.
         header: The heading-path line every block of the section starts with.
-        prefix: Lines that open the first block: headings of empty sections just
-            before this one that its own path does not name, so their words stay.
+        prefix: Headings that open the first block as lines of their own: those the
+            header line does not show whole, so that their words reach a chunk.
 
     Returns:
         The blocks in reading order.
     """
+    # The header line, the continuation label a later part appends to it, and the
+    # break after the header; the last body line has no break of its own.
     header_cost = measure.line(header) if header else 0
-    header_cost += measure.label(lexicon.continued_label)
+    header_cost += measure.length(f" {lexicon.continued_label}") - measure.newline
     packer = _Packer(source, budget, measure, lexicon, header_cost)
     blocks = list(packer.pack(section, prefix or []))
     for block in blocks:

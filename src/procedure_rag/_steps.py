@@ -31,7 +31,7 @@ def ui_targets(text: str, lexicon: Lexicon) -> list[str]:
             found.append(label)
     if not found:
         for m in lexicon.ui_noun.finditer(_plain(text)):
-            label = m.group("label").strip()
+            label = next((g for g in m.groupdict().values() if g), "").strip()
             if label and label not in found:
                 found.append(label)
     return found
