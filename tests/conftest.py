@@ -45,10 +45,14 @@ def shared_data() -> Path:
     """The project's shared real-data folder, ``../shared/data`` beside the repo.
 
     ``PROCEDURE_RAG_SHARED_DATA`` points elsewhere; tests that use this fixture are
-    skipped when the folder is absent (a clone outside the project workspace).
+    skipped when the folder is absent (a clone outside the project workspace), and
+    fail instead under CI, where it is always laid out.
     """
     default = Path(__file__).resolve().parents[2] / "shared" / "data"
     path = Path(os.environ.get("PROCEDURE_RAG_SHARED_DATA", default))
     if not (path / "README.md").is_file():
-        pytest.skip(f"shared data folder not found at {path}")
+        message = f"shared data folder not found at {path}"
+        if os.environ.get("CI"):  # CI lays shared/ beside the clone: its absence is a failure there
+            pytest.fail(message)
+        pytest.skip(message)
     return path

@@ -33,8 +33,8 @@ def _source(lang: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def texts(shared_data: Path) -> dict[str, str]:
-    return {lang: (shared_data / _source(lang)).read_text(encoding="utf-8") for lang in LANGUAGES}
+def texts(tests_data: Path) -> dict[str, str]:
+    return {lang: (tests_data / _source(lang)).read_text(encoding="utf-8") for lang in LANGUAGES}
 
 
 def _document(texts: dict[str, str], lang: str, **kwargs: Any) -> Document:
