@@ -127,7 +127,7 @@ def build_children(
     for block in blocks:
         head = header
         if block.continued:
-            head = f"{header} {lexicon.continued_label}" if header else lexicon.continued_label
+            head = f"{header} {lexicon.continued_label}" if header else ""
         body = [line.text.rstrip() for line in block.lines]
         text = "\n".join([head, *body] if head else body)
         elements = list(dict.fromkeys(line.element for line in block.lines if line.element is not None))

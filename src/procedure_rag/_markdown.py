@@ -299,35 +299,51 @@ class _Walker:
     # -- events ---------------------------------------------------------------
     def feed(self, ev: object, rng: Range) -> Sequence[LayoutElement]:
         """Handle one event; return the elements it completes (usually none)."""
-        para = self.para
-        if para is not None and self.opaque is None and type(ev) is dict and "Text" in ev:
-            # Hot path: plain text inside a paragraph or heading.
-            text = ev["Text"]
-            if para.name == "Heading":
-                para.parts.append(text)
-            elif para.image_depth:
-                para.image_alt += text
-            elif not para.has_other and text.strip():
-                para.has_other = True
+        if self._absorbed(ev):
             return ()
         phase, name, payload = _event(ev)
         if self.opaque is not None:
             return list(self._in_opaque(phase, name, rng))
-        if para is not None and not (phase == "End" and name == para.name):
+        if self.para is not None and not (phase == "End" and name == self.para.name):
             self._in_paragraph(phase, name, payload)
             return ()
         if phase == "leaf" or name in _INLINE_CONTAINERS:
-            if self.items and not self.items[-1].flushed:
-                item = self.items[-1]  # inline content straight inside a tight list item
-                start, end = self.char(rng["start"]), self.char(rng["end"])
-                if item.inline_start < 0:
-                    item.inline_start = start
-                item.inline_end = max(item.inline_end, end)
-                self.last_end = max(self.last_end, end)
+            self._tight_inline(rng)
             return ()
         if phase == "Start":
             return list(self._start(name, payload, self.char(rng["start"])))
         return list(self._end(name, self.char(rng["end"])))
+
+    def _absorbed(self, ev: object) -> bool:
+        """The hot path: text inside a kept-whole block or a paragraph needs no decoding."""
+        if type(ev) is str:
+            return self.opaque is not None
+        if not isinstance(ev, dict) or "Text" not in ev:
+            return self.opaque is not None and isinstance(ev, dict) and "Code" in ev
+        if self.opaque is not None:
+            return True
+        para = self.para
+        if para is None:
+            return False
+        text = ev["Text"]
+        if para.name == "Heading":
+            para.parts.append(text)
+        elif para.image_depth:
+            para.image_alt += text
+        elif not para.has_other and text.strip():
+            para.has_other = True
+        return True
+
+    def _tight_inline(self, rng: Range) -> None:
+        """Inline content straight inside a tight list item extends the item's own text."""
+        if not self.items or self.items[-1].flushed:
+            return
+        item = self.items[-1]
+        start, end = self.char(rng["start"]), self.char(rng["end"])
+        if item.inline_start < 0:
+            item.inline_start = start
+        item.inline_end = max(item.inline_end, end)
+        self.last_end = max(self.last_end, end)
 
     def _in_opaque(self, phase: str, name: str, rng: Range) -> Iterator[LayoutElement]:
         assert self.opaque is not None  # noqa: S101 - caller checks

@@ -162,11 +162,15 @@ def _find_start(source: str, head: str, start: int, end: int) -> int:
     Line breaks and indentation in the source may sit between any two characters,
     since rendering joined wrapped lines.
     """
-    chars = [re.escape(ch) for ch in head if not ch.isspace()][:20]
-    if not chars:
+    words = head.split()
+    if not words:
         return -1
+    found = source.find(words[0][:12], start, end)  # usually the piece starts with a whole word
+    if found >= 0 and len(words[0]) >= 6:
+        return found
+    chars = [re.escape(ch) for ch in head if not ch.isspace()][:20]
     m = re.compile(r"\s*".join(chars)).search(source, start, end)
-    return m.start() if m else -1
+    return m.start() if m else found
 
 
 def _sub_spans(source: str, span: Span | None, text: str, pieces: list[str]) -> list[Span | None]:
@@ -184,7 +188,10 @@ def _sub_spans(source: str, span: Span | None, text: str, pieces: list[str]) -> 
     for piece in pieces[:-1]:
         consumed += len(piece)
         guess = span.start + (span.end - span.start) * consumed // max(len(text), 1)
-        found = _find_start(source, text[consumed : consumed + 40], bounds[-1], span.end)
+        # The previous piece fills at least half its length of source (markup only adds),
+        # so the search starts past it: its own first word must not be found again.
+        floor = min(span.end, bounds[-1] + max(1, len(piece.strip()) // 2))
+        found = _find_start(source, text[consumed : consumed + 40], floor, span.end)
         bounds.append(max(bounds[-1], found if found >= 0 else guess))
     bounds.append(span.end)
     return [Span(a, b) for a, b in itertools.pairwise(bounds)]

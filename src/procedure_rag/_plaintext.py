@@ -117,6 +117,8 @@ _ROMAN_VALUES = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6, "vii": 7, 
 _MATCH_PREFIX = 256  # markers sit at the start of a line; never run a pattern over a huge line
 _LOOKAHEAD = 40  # lines a numbered heading candidate may look ahead
 _MAX_PENDING = 3  # paragraphs held back while deciding whether a list continues
+_MAX_PATH = 8  # labels a menu path under a heading may have
+_LABEL_PUNCTUATION = frozenset(".,;:!?\"“”。、，．：；！？「」『』")
 
 
 @dataclass(slots=True)
@@ -136,7 +138,8 @@ class _Block:
     first: _Line
     last: _Line
     pieces: list[tuple[int, int]] = field(default_factory=list)
-    join: str = "wrap"  # "wrap": unwrap lines; "lines": keep line breaks; "raw": source slice
+    join: str = "wrap"  # "wrap": unwrap lines; "lines": keep line breaks; "raw": source slice;
+    # "path": menu labels joined by " > "
     level: int = 0
     number: str = ""
     ordered: bool = False
@@ -289,6 +292,32 @@ def _short_title(s: str, max_width: int) -> bool:
     )
 
 
+def _title_like(s: str) -> bool:
+    """Whether ``s`` may be an unnumbered heading: short, no sentence, no label, no dangling word."""
+    first = s[0]
+    return (
+        _short_title(s, 60)
+        and ":" not in s
+        and "：" not in s
+        and not _ends_with_connector(s)
+        and len(s.split()) <= 10
+        and sum(c.isalpha() for c in s) >= 2
+        and (first.isupper() or first.isdigit() or (_is_cjk(first) and first not in "（、。・〜"))
+    )
+
+
+def _ui_label(s: str) -> bool:
+    """Whether ``s`` may be one label of a menu path: a few words, no punctuation, capitalised."""
+    first = s[0]
+    return (
+        _width(s, 31) <= 30
+        and len(s.split()) <= 3
+        and not any(c in _LABEL_PUNCTUATION for c in s)
+        and (first.isupper() or first.isdigit() or (_is_cjk(first) and first not in "（、。・〜「『"))
+        and not _ends_with_connector(s)
+    )
+
+
 def _ordinal(marker: str) -> int | None:
     """The position a marker states (``"3."`` → 3, ``"③"`` → 3, ``"b)"`` → 2), or ``None``."""
     digits = re.findall(r"[0-9０-９]+", marker)
@@ -361,6 +390,7 @@ class _Reader:
         self.prev_line: _Line | None = None
         self.heading_levels: dict[str, int] = {}
         self.last_level = 0
+        self.block_inferred = False  # an inferred heading has followed a blank line
         widths = sorted(_width(s) for s in text[:200_000].splitlines() if s.strip())
         self.wrap = max(40, widths[len(widths) * 9 // 10] if widths else 0)
         self.step_prefilter = _prefilter([st.pattern for st in step_styles])
@@ -492,6 +522,8 @@ class _Reader:
             body = text[b.first.body : b.last.end]
         elif b.join == "lines":
             body = "\n".join(text[s:e] for s, e in b.pieces)
+        elif b.join == "path":
+            body = " > ".join(text[s:e] for s, e in b.pieces)
         else:
             body = _join_wrapped(text, b.pieces) if b.pieces else text[b.first.body : b.first.end]
         return LayoutElement(
@@ -753,40 +785,107 @@ class _Reader:
         return lines >= 3 and paragraphs >= 2 and sentence
 
     def try_inferred_heading(self, line: _Line) -> bool:
-        """A short title-like line between finished sentences and a longer paragraph."""
+        """A short title-like line, told apart from text by what follows it (see :meth:`evidence`)."""
         if self.stack or self.pending or not self.closed_before(line):
             return False
         s = self.s(line)
-        width = _width(s, 61)
-        first = s[0]
-        if (
-            width > 60
-            or not _short_title(s, 60)
-            or ":" in s
-            or "：" in s
-            or _ends_with_connector(s)
-            or len(s.split()) > 10
-            or sum(c.isalpha() for c in s) < 2
-            or not (first.isupper() or first.isdigit() or (_is_cjk(first) and first not in "（、。・〜"))
-        ):
+        if not _title_like(s):
             return False
-        if not self.body_follows(width):
+        evidence = self.evidence(line, 0, _width(s, 61), chain=True)
+        if evidence is None:
             return False
         style = "inferred"
-        level = self.heading_levels.get(style) or self.last_level + 1
-        self.heading(line, line, rest=0, number="", level=level, style=style)
-        self.queue[-1].hints += (("inferred", "true"),)
+        block = self.heading_levels.get(style)
+        if block is None:
+            level = self.last_level + 1
+        elif not line.blank_before and self.block_inferred:
+            # PDF text keeps a blank line before a section title but not before the
+            # sub-headings inside it; without that gap the heading is one level deeper.
+            style, level = "inferred-sub", block + 1
+        else:
+            level = block
+        self.block_inferred = self.block_inferred or line.blank_before
+        self.heading(
+            line, line, rest=0, number="", level=level, style=style, last=self.take() if evidence == "repeat" else None
+        )
+        self.queue[-1].hints += (("inferred", "true"), ("inferred_by", evidence))
+        if evidence == "path":
+            self.ui_path()
         return True
 
-    def body_follows(self, width: int) -> bool:
-        b1 = self.peek(0)
+    def evidence(self, line: _Line, k: int, width: int, *, chain: bool) -> str | None:
+        """Why the title-like ``line`` (followed by look-ahead line ``k``) is a heading, if it is.
+
+        * ``"repeat"``: the next line repeats it verbatim (a title printed twice, as
+          PDF extraction gives a heading that is also the first line of the body);
+        * ``"path"``: a run of very short labels (a menu path whose ``>`` glyphs were
+          lost, e.g. "Settings / General / Network") and then a body paragraph; a single
+          label is enough only when a blank line sets the title apart;
+        * ``"body"``: a longer paragraph follows straight away;
+        * ``"heading"``: a blank line sets it apart and the next line is a heading by
+          one of the rules above (a section title right above its first sub-heading).
+        """
+        nxt = self.peek(k)
+        if nxt is None or nxt.body in self.pages.furniture:
+            return None
+        if not nxt.blank_before and self.s(nxt) == self.s(line):
+            after = self.peek(k + 1)
+            if after is None or after.blank_before or not self.label_or_continuation(after):
+                return "repeat"
+            return None
+        run = self.path_run(k)
+        if run and (run >= 2 or line.blank_before) and self.body_follows(width, k + run, attached=True):
+            return "path"
+        if self.body_follows(width, k):
+            return "body"
+        if chain and line.blank_before and not nxt.blank_before:
+            s = self.s(nxt)
+            if _title_like(s) and self.evidence(nxt, k + 1, _width(s, 61), chain=False) is not None:
+                return "heading"
+        return None
+
+    def label_or_continuation(self, line: _Line) -> bool:
+        s = self.s(line)
+        return s[0].islower() or s[0] in _CONTINUES_LINE or _ui_label(s)
+
+    def path_run(self, k: int) -> int:
+        """How many short UI labels start at look-ahead line ``k`` (0 past :data:`_MAX_PATH`)."""
+        n = 0
+        while (ln := self.peek(k + n)) is not None and not ln.blank_before and _ui_label(self.s(ln)):
+            if ln.body in self.pages.furniture or self.marker(ln) is not None:
+                break
+            n += 1
+            if n > _MAX_PATH:  # a column of labels, not a path
+                return 0
+        return n
+
+    def ui_path(self) -> None:
+        """Emit the menu path under a heading as one text element, its labels joined by ``>``."""
+        first = self.peek(0)
+        if first is None:
+            return
+        block = self.new_block(ElementKind.TEXT, first, [], done=True)
+        for _ in range(self.path_run(0)):
+            ln = self.take()
+            if ln is None:
+                break
+            block.pieces.append((ln.body, ln.end))
+            block.last = ln
+        block.join = "path"
+        block.hints = (("ui_path", "true"),)
+        self.prev_closed = True
+
+    def body_follows(self, width: int, k: int = 0, *, attached: bool = False) -> bool:
+        b1 = self.peek(k)
         if b1 is None or b1.body in self.pages.furniture or self.marker(b1) is not None:
+            return False
+        if attached and b1.blank_before:
             return False
         s1 = self.s(b1)
         if s1[0].islower() or s1[0] in _CONTINUES_LINE:
             return False
         b1_width = _width(s1, 31)
-        b2 = self.peek(1)
+        b2 = self.peek(k + 1)
         # "In the / Guide / , move to…": a paragraph whose first line breaks at a UI label
         wraps_on = (
             _ends_with_connector(s1)
@@ -796,12 +895,13 @@ class _Reader:
         )
         if not (b1_width >= 30 or (b1_width > width and _ends_sentence(s1)) or wraps_on):
             return False
-        if self.prev_line is not None and _DEFINITION.match(self.s(self.prev_line)) and _DEFINITION.match(s1):
+        before = self.peek(k - 1) if k else self.prev_line
+        if before is not None and _DEFINITION.match(self.s(before)) and _DEFINITION.match(s1):
             return False  # a short line inside a "Label: text" list is one of its labels
         total, sentence = 0, False
-        for k in range(3):
-            ln = self.peek(k)
-            if ln is None or (k and ln.blank_before) or ln.body in self.pages.furniture:
+        for i in range(k, k + 3):
+            ln = self.peek(i)
+            if ln is None or (i > k and ln.blank_before) or ln.body in self.pages.furniture:
                 break
             total += _width(self.s(ln), 200)
             sentence = sentence or _ends_sentence(self.tail(ln))
