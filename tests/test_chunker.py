@@ -515,6 +515,9 @@ GOLDEN_CASES = {
     "hololens-en-recovery": ".md",
     "growi-ja-group": ".md",
     "growi-ja-page-operation": ".md",
+    "emanual-en-galaxy-s10-security": ".txt",
+    "hololens-ja-recovery": ".md",
+    "emanual-en-samsung-tv-update": ".txt",
 }
 
 
@@ -540,6 +543,9 @@ GOLDEN_ORIGINS = {
     "hololens-en-recovery": "hololens/en/hololens-recovery.md",
     "growi-ja-group": "ja-native/growi-docs/docs/ja/admin-guide/management-cookbook/group.md",
     "growi-ja-page-operation": "ja-native/growi-docs/docs/ja/guide/features/page_operation.md",
+    "emanual-en-galaxy-s10-security": "emanual/galaxy-s10-sections-57-65.txt",
+    "hololens-ja-recovery": "hololens/ja/hololens-recovery.md",
+    "emanual-en-samsung-tv-update": "emanual/samsung-tv-sections-10-28.txt",
 }
 
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from procedure_rag._numbering import DEFAULT_STEP_STYLES
 from procedure_rag._plaintext import iter_plain_text, read_plain_text
-from procedure_rag._types import ElementKind, LayoutElement
+from procedure_rag._types import ElementKind, LayoutElement, Span
 
 K = ElementKind
 
@@ -233,6 +233,148 @@ def test_japanese_inferred_heading() -> None:
     )
     els = read(text)
     assert [(e.kind, e.text) for e in els][1] == (K.SECTION_HEADER, "パスワードの変更")
+
+
+# PDF text where a title is told apart by what follows it: a verbatim repeat (the title is
+# also the first line of the section text), a menu path whose ">" glyphs were lost (a run of
+# very short labels) and then a body, or a blank line before it and a heading right after.
+BODY_EN = "If the TV is connected to the Internet, the software updates itself.\n"
+BODY_JA = "テレビがインターネットに接続されていると、ソフトウェアが自動的に更新されます。\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "headings", "evidence", "path"),
+    [
+        pytest.param(
+            "Flexible security\nFlexible security\nUse biometrics to securely unlock your device.\n",
+            ["Flexible security"], ["repeat"], None, id="repeat-en",
+        ),
+        pytest.param(
+            "以上です。\n顔認証\n顔認証\n顔認証を有効にすると、画面のロックを顔で解除できます。\n",
+            ["顔認証"], ["repeat"], None, id="repeat-ja",
+        ),
+        pytest.param(
+            "Done.\n\nGetting started\nGetting started\nGalaxy S10e\nGalaxy S10\n",
+            ["Getting started"], ["repeat"], None, id="repeat-then-labels-after-blank",
+        ),
+        pytest.param(
+            "Done.\nUpdating the TV automatically\nSettings\nSupport\nSoftware Update\nAuto Update\n"
+            + BODY_EN,
+            ["Updating the TV automatically"], ["path"], "Settings > Support > Software Update > Auto Update",
+            id="path-en",
+        ),
+        pytest.param(
+            "以上です。\nソフトウェアの自動更新\n設定\nサポート\nソフトウェア更新\n" + BODY_JA,
+            ["ソフトウェアの自動更新"], ["path"], "設定 > サポート > ソフトウェア更新", id="path-ja",
+        ),
+        pytest.param(
+            "Done.\n\nTroubleshooting connection issues\nTry Now\n" + BODY_EN,
+            ["Troubleshooting connection issues"], ["path"], "Try Now", id="one-label-after-blank",
+        ),
+        pytest.param(
+            "Done.\n\nSetting up IPv6\nConfiguring the IPv6 settings\nSettings\nGeneral\nNetwork\n" + BODY_EN,
+            ["Setting up IPv6", "Configuring the IPv6 settings"], ["heading", "path"],
+            "Settings > General > Network",
+            id="title-over-subheading",
+        ),
+        pytest.param(
+            "Done.\n\nViewing Broadcast Information\nSee an overview of each channel's program lineup.\n",
+            ["Viewing Broadcast Information"], ["body"], None, id="one-sentence-after-blank",
+        ),
+        pytest.param(
+            "以上です。\n\n番組表の表示\n各チャンネルの番組の概要を確認できます。\n",
+            ["番組表の表示"], ["body"], None, id="one-sentence-after-blank-ja",
+        ),
+    ],
+)  # fmt: skip
+def test_pdf_title_evidence(text: str, headings: list[str], evidence: list[str], path: str | None) -> None:
+    els = read(text)
+    heads = [e for e in els if e.kind is K.SECTION_HEADER]
+    assert [(h.text, h.hint("inferred_by")) for h in heads] == list(zip(headings, evidence, strict=True))
+    paths = [e.text for e in els if e.hint("ui_path") == "true"]
+    assert paths == ([path] if path else [])
+    assert els[-1].kind is K.TEXT
+    assert not els[-1].hint("ui_path")
+    assert_invariants(text, els)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the first label of a path is not a title over it
+        "Done.\nSettings\nGeneral\nSystem Manager\n" + BODY_EN,
+        "以上です。\n設定\n一般\nネットワーク\n" + BODY_JA,
+        # a title no wider than its labels
+        "Done.\nDevice list\nSettings\nExternal Device Manager\n" + BODY_EN,
+        # figure labels with no body after them
+        "Done.\nCable Box/Disc Player\nHDMI\nGame Console\n- 20 -\n",
+        "Done.\nUpdating the TV automatically\nSettings\nSupport\nSoftware Update\n",
+        # a column of labels, longer than any menu path
+        "Done.\nSound modes of the television\n" + "".join(f"Mode {i}\n" for i in range(9)) + BODY_EN,
+        # one label is a path only when a blank line sets the title apart
+        "Done.\nTroubleshooting connection issues\nTry Now\n" + BODY_EN,
+        # repeated table cells
+        "Done.\nYes\nYes\nNo\nNo\n",
+        # the repeated line runs on into a sentence
+        "Done.\nAmbient Mode\nAmbient Mode\n, you can set up and enjoy visual information.\n",
+        # inside an open list (right after an item)
+        "1. Open the menu.\n2. Select Update.\nUpdating the TV automatically\nSettings\nSupport\n"
+        "Software Update\n" + BODY_EN,
+        # the line before runs on
+        "If you agree to the terms and conditions,\nAuto Update\nAuto Update\nis set to automatically.\n",
+        # a short line after a blank line with a sentence no wider than it
+        "Done.\n\nUsing Other Functions\nView other functions.\n",
+    ],
+)
+def test_pdf_title_evidence_is_conservative(text: str) -> None:
+    els = read(text)
+    assert K.SECTION_HEADER not in kinds(els)
+    assert_invariants(text, els)
+
+
+def test_repeated_title_is_one_heading_over_both_lines() -> None:
+    text = "Widgets\nWidgets\nAdd widgets to your home screens for quick access to info or apps.\n"
+    head, body = read(text)
+    assert (head.kind, head.text, head.span) == (K.SECTION_HEADER, "Widgets", Span(0, 15))
+    assert body.text.startswith("Add widgets")
+
+
+def test_menu_path_under_a_title_is_one_text_element() -> None:
+    text = "Done.\nResetting Your Network\nSettings\nGeneral\nNetwork\nReset Network\nTry Now\n" + BODY_EN
+    els = read(text)
+    assert [e.kind for e in els] == [K.TEXT, K.SECTION_HEADER, K.TEXT, K.TEXT]
+    path = els[2]
+    assert path.text == "Settings > General > Network > Reset Network > Try Now"
+    assert text[path.span.start : path.span.end] == "Settings\nGeneral\nNetwork\nReset Network\nTry Now"
+    assert els[3].text == BODY_EN.strip()
+
+
+def test_title_over_a_path_closes_a_list_left_open() -> None:
+    text = (
+        "Use a shielded cable.\n* Shielded Twist Pair\nThe TV will not connect if the speed is low.\n"
+        "Establishing a wireless connection\nSettings\nGeneral\nNetwork\n" + BODY_EN
+    )
+    els = read(text)
+    head = next(e for e in els if e.kind is K.SECTION_HEADER)
+    assert head.text == "Establishing a wireless connection"
+    assert [e.list_id for e in els[els.index(head) :]] == [None, None, None]
+    # weaker evidence (a body alone) leaves the list undecided, as before
+    weak = text.replace("Settings\nGeneral\nNetwork\n", "")
+    assert K.SECTION_HEADER not in kinds(read(weak))
+
+
+def test_headings_without_a_blank_line_nest_under_those_with_one() -> None:
+    text = (
+        "Updating the software\nDo not turn off the TV until the update is complete, or it may break.\n"
+        "Updating through the Internet\nSettings\nSupport\nSoftware Update\n" + BODY_EN + "\n"
+        "Updating the TV automatically\nSettings\nSupport\nAuto Update\n" + BODY_EN
+    )
+    heads = [(e.text, e.level) for e in read(text) if e.kind is K.SECTION_HEADER]
+    assert heads == [
+        ("Updating the software", 1),
+        ("Updating through the Internet", 2),
+        ("Updating the TV automatically", 1),
+    ]
 
 
 # ----- continuation lines -----------------------------------------------------------------
@@ -483,6 +625,7 @@ PIECES = (
     "1. ", "(2) ", "① ", "- ", "・", "Step 3 ", "第1章 ", "1.1 ", "【注意】", "Note: ", "※",
     "Open Settings", "設定画面を開きます。", "the Select button.", "  ", "    ", "\t", "\n",
     "\n\n", "\f", "- 12 -", "=====", "|", "a", "。", ".", ":", "Title Line", "\r\n", "\u3000",
+    "Settings", "Try Now", "Title Line\nTitle Line\n",
 )  # fmt: skip
 
 
@@ -628,3 +771,49 @@ def test_emanual_home_screen_subheadings(emanual_docs: dict[str, str]) -> None:
     assert "Notification" in heads
     assert "Moving an item on the Home Screen" in heads
     assert [e.page for e in els if e.kind is K.PAGE_FOOTER] == [50, 51, 52]
+
+
+EMANUAL = Path(__file__).parent / "data" / "emanual"
+# Sub-headings inside the TV excerpt's sections; headings in the PDF too, not section titles.
+TV_SUBHEADINGS = [
+    "Updating through the Internet",
+    "Updating through a USB device",
+    "Establishing a wired Internet connection",
+    "Establishing a wireless Internet connection",
+    "Checking the Internet connection status",
+    "Configuring the IPv6 connection settings",
+    "Checking the Internet connection set up over IPv6",
+    "No network cable found",
+    "Wireless network connection failed",
+    "Connected to a local network, but not to the Internet",
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "subheadings"),
+    [("galaxy-s10-sections-57-65", []), ("samsung-tv-sections-10-28", TV_SUBHEADINGS)],
+)
+def test_emanual_excerpt_section_titles_are_headings(name: str, subheadings: list[str]) -> None:
+    text = (EMANUAL / f"{name}.txt").read_text(encoding="utf-8")
+    with (EMANUAL / f"{name}.sections.jsonl").open(encoding="utf-8") as f:
+        sections = [json.loads(line) for line in f]
+    els = read(text, name)
+    heads = [e for e in els if e.kind is K.SECTION_HEADER]
+    assert [(h.text, h.span.start) for h in heads if h.level == 1] == [
+        (s["title"], s["start"]) for s in sections
+    ]
+    assert [h.text for h in heads if h.level == 2] == subheadings
+    assert {h.level for h in heads} <= {1, 2}
+    assert_invariants(text, els, name)
+
+
+def test_emanual_tv_menu_paths() -> None:
+    text = (EMANUAL / "samsung-tv-sections-10-28.txt").read_text(encoding="utf-8")
+    paths = [e.text for e in read(text) if e.hint("ui_path") == "true"]
+    assert paths[:3] == [
+        "Settings > Support > Software Update > Update Now > Try Now",
+        "Settings > Support > Software Update > Update Now",
+        "Settings > Support > Software Update > Auto Update > Try Now",
+    ]
+    assert "Settings > General > Network > Expert Settings > Power On with Mobile" in paths
+    assert len(paths) == 17

@@ -69,8 +69,11 @@ _LINK = re.compile(
     r"(!?)\[([^\]\n]{0,300})\]\((?:[^()\s]|\([^()\s]{0,200}\)){0,2000}(?:\s+\"[^\"\n]{0,200}\")?\)"
 )
 _MARKUP_ONLY = re.compile(r"[\s\-*_=#|:>`~+]*")
+_ATX_FIRST = re.compile(r"\s*#{1,6}[ \t]+\S")
+# Lines that only Markdown writes; "- 17 -" page numbers of PDF text are not bullets.
 _MARKDOWN_SIGNS = re.compile(
-    r"^(?:#{1,6}\s|```|~~~|>\s|\s*[-*+]\s|\s*\d{1,9}[.)]\s|\|.*\|\s*$|---\s*$)", re.MULTILINE
+    r"^(?:#{1,6}\s|```|~~~|>\s|\s*[-*+]\s(?!\s*\d{1,4}\s*-\s*$)|\s*\d{1,9}[.)]\s|\|.*\|\s*$|---\s*$)",
+    re.MULTILINE,
 )
 _LINE_INDENT = " \t\u3000"
 
@@ -95,6 +98,8 @@ def _parser_options() -> Options:
 def looks_like_markdown(text: str, *, sample: int = 10_000) -> bool:
     """Guess whether ``text`` is Markdown (headings, fences, lists, tables, quotes)."""
     head = text[:sample]
+    if _ATX_FIRST.match(head):  # a document that opens with "# Title" is Markdown, however short
+        return True
     signs = len(_MARKDOWN_SIGNS.findall(head))
     lines = head.count("\n") + 1
     return signs >= 2 and signs * 20 >= min(lines, 2000) // 10

@@ -7,8 +7,12 @@ with a few lines of look-ahead, and decides for every line what it is:
 * page furniture: page-number footers (``- 12 -``, ``Page 12``, ``12 / 40``) and
   lines repeated at the top of many pages;
 * headings: heading numbers (``第1章``, ``1.1``, ``【…】``, ``■``), underlined titles,
-  numbered lines that introduce a body rather than a procedure, and, very
-  conservatively, short title-like lines followed by a longer paragraph;
+  numbered lines that introduce a body rather than a procedure, and, conservatively,
+  short title-like lines told apart by what follows: a longer paragraph, the same line
+  again (PDF text that prints a title and then starts the body with it), or a menu
+  path whose ``>`` glyphs were lost (a run of very short labels, kept as one text
+  element joined by `` > ``) and then a paragraph; a heading with no blank line
+  before it nests under the last one that had one;
 * list items: every style of :data:`~procedure_rag._numbering.DEFAULT_STEP_STYLES`,
   nested by indentation and by a change of numbering style;
 * notes and cautions (``Note:``, ``注意``, ``※``), aligned tables, indented code;
@@ -73,7 +77,8 @@ _ADMONITION = re.compile(
     rf"|(?P<c>{_WORDS})[ \t\u3000]*[:：][ \t\u3000]*"  # Note: / 注意：
     rf"|(?P<a>{_WORDS})[ \t\u3000]*$"  # NOTE alone on its line
     r"|(?P<k>※)[0-9０-９]*[ \t\u3000]*"  # ※ / ※1
-    r"|(?P<j>注意|重要|警告)[ \t\u3000]+",  # 注意　…
+    r"|(?P<j>注意|重要|警告)[ \t\u3000]+"  # 注意　…
+    r"|(?-i:(?P<u>NOTE|CAUTION|WARNING|IMPORTANT|TIP))[ \t\u3000]{2,}",  # NOTE  … (PDF text, icon lost)
     re.IGNORECASE,
 )
 
@@ -118,7 +123,8 @@ _MATCH_PREFIX = 256  # markers sit at the start of a line; never run a pattern o
 _LOOKAHEAD = 40  # lines a numbered heading candidate may look ahead
 _MAX_PENDING = 3  # paragraphs held back while deciding whether a list continues
 _MAX_PATH = 8  # labels a menu path under a heading may have
-_LABEL_PUNCTUATION = frozenset(".,;:!?\"“”。、，．：；！？「」『』")
+_STRONG = frozenset({"repeat", "path"})  # evidence that closes a list left open
+_LABEL_PUNCTUATION = frozenset('.,;:!?"“”。、，．：；！？「」『』')
 
 
 @dataclass(slots=True)
@@ -311,7 +317,7 @@ def _ui_label(s: str) -> bool:
     first = s[0]
     return (
         _width(s, 31) <= 30
-        and len(s.split()) <= 3
+        and len(s.split()) <= 4
         and not any(c in _LABEL_PUNCTUATION for c in s)
         and (first.isupper() or first.isdigit() or (_is_cjk(first) and first not in "（、。・〜「『"))
         and not _ends_with_connector(s)
@@ -390,7 +396,7 @@ class _Reader:
         self.prev_line: _Line | None = None
         self.heading_levels: dict[str, int] = {}
         self.last_level = 0
-        self.block_inferred = False  # an inferred heading has followed a blank line
+        self.block_inferred = False  # an inferred heading has come after a blank line
         widths = sorted(_width(s) for s in text[:200_000].splitlines() if s.strip())
         self.wrap = max(40, widths[len(widths) * 9 // 10] if widths else 0)
         self.step_prefilter = _prefilter([st.pattern for st in step_styles])
@@ -786,7 +792,7 @@ class _Reader:
 
     def try_inferred_heading(self, line: _Line) -> bool:
         """A short title-like line, told apart from text by what follows it (see :meth:`evidence`)."""
-        if self.stack or self.pending or not self.closed_before(line):
+        if not self.closed_before(line) or (self.stack and not self.pending):
             return False
         s = self.s(line)
         if not _title_like(s):
@@ -794,24 +800,28 @@ class _Reader:
         evidence = self.evidence(line, 0, _width(s, 61), chain=True)
         if evidence is None:
             return False
-        style = "inferred"
-        block = self.heading_levels.get(style)
-        if block is None:
-            level = self.last_level + 1
-        elif not line.blank_before and self.block_inferred:
-            # PDF text keeps a blank line before a section title but not before the
-            # sub-headings inside it; without that gap the heading is one level deeper.
-            style, level = "inferred-sub", block + 1
-        else:
-            level = block
-        self.block_inferred = self.block_inferred or line.blank_before
-        self.heading(
-            line, line, rest=0, number="", level=level, style=style, last=self.take() if evidence == "repeat" else None
-        )
+        # After a list, while a paragraph level with its items keeps it open, only strong
+        # evidence closes it: a repeated title or a title over a menu path, not nested deeper.
+        if self.pending and (evidence not in _STRONG or line.indent > self.pending[0].first.indent):
+            return False
+        style, level = self.inferred_level(line)
+        repeat = self.take() if evidence == "repeat" else None
+        self.heading(line, line, rest=0, number="", level=level, style=style, last=repeat)
         self.queue[-1].hints += (("inferred", "true"), ("inferred_by", evidence))
         if evidence == "path":
             self.ui_path()
         return True
+
+    def inferred_level(self, line: _Line) -> tuple[str, int]:
+        """``(style, level)`` of an inferred heading."""
+        block = self.heading_levels.get("inferred")
+        sub = block is not None and self.block_inferred and not line.blank_before
+        self.block_inferred = self.block_inferred or line.blank_before
+        if block is None:
+            return "inferred", self.last_level + 1
+        # PDF text keeps a blank line before a section title but not before the
+        # sub-headings inside it; without that gap the heading is one level deeper.
+        return ("inferred-sub", block + 1) if sub else ("inferred", block)
 
     def evidence(self, line: _Line, k: int, width: int, *, chain: bool) -> str | None:
         """Why the title-like ``line`` (followed by look-ahead line ``k``) is a heading, if it is.
@@ -829,24 +839,47 @@ class _Reader:
         if nxt is None or nxt.body in self.pages.furniture:
             return None
         if not nxt.blank_before and self.s(nxt) == self.s(line):
-            after = self.peek(k + 1)
-            if after is None or after.blank_before or not self.label_or_continuation(after):
-                return "repeat"
-            return None
+            return "repeat" if self.repeat_ends(line, k + 1) else None
         run = self.path_run(k)
-        if run and (run >= 2 or line.blank_before) and self.body_follows(width, k + run, attached=True):
+        if (
+            run
+            and (run >= 2 or line.blank_before)
+            and self.above_labels(line, k, run)
+            and self.body_follows(width, k + run, attached=True)
+        ):
             return "path"
-        if self.body_follows(width, k):
+        if self.body_follows(width, k, lead=line.blank_before):
             return "body"
-        if chain and line.blank_before and not nxt.blank_before:
-            s = self.s(nxt)
-            if _title_like(s) and self.evidence(nxt, k + 1, _width(s, 61), chain=False) is not None:
-                return "heading"
-        return None
+        s = self.s(nxt)
+        chained = (
+            chain
+            and line.blank_before
+            and not nxt.blank_before
+            and _title_like(s)
+            and self.evidence(nxt, k + 1, _width(s, 61), chain=False) is not None
+        )
+        return "heading" if chained else None
 
-    def label_or_continuation(self, line: _Line) -> bool:
+    def repeat_ends(self, title: _Line, k: int) -> bool:
+        """Whether look-ahead line ``k``, after a title and its repeat, may follow a heading.
+
+        Not a continuation, and, unless a blank line sets the title apart, not another
+        short label either ("Yes / Yes / No" are repeated cells, not a title).
+        """
+        after = self.peek(k)
+        if after is None or after.blank_before:
+            return True
+        s = self.s(after)
+        return not (s[0].islower() or s[0] in _CONTINUES_LINE or (not title.blank_before and _ui_label(s)))
+
+    def above_labels(self, line: _Line, k: int, run: int) -> bool:
+        """Whether ``line`` reads as a title over the labels: more than one word, wider than each."""
         s = self.s(line)
-        return s[0].islower() or s[0] in _CONTINUES_LINE or _ui_label(s)
+        if len(s.split()) < 2 and not any(_is_cjk(c) for c in s[:8]):
+            return False  # "Settings / General / Network": the first label, not a title
+        width = _width(s, 61)
+        labels = (self.peek(i) for i in range(k, k + run))
+        return all(_width(self.s(ln), 31) <= width for ln in labels if ln is not None)
 
     def path_run(self, k: int) -> int:
         """How many short UI labels start at look-ahead line ``k`` (0 past :data:`_MAX_PATH`)."""
@@ -875,11 +908,30 @@ class _Reader:
         block.hints = (("ui_path", "true"),)
         self.prev_closed = True
 
-    def body_follows(self, width: int, k: int = 0, *, attached: bool = False) -> bool:
+    def body_follows(self, width: int, k: int = 0, *, attached: bool = False, lead: bool = False) -> bool:
+        """Whether a paragraph starts at look-ahead line ``k``, under a title ``width`` wide.
+
+        ``attached``: the paragraph may not be set apart by a blank line. ``lead``: the
+        title starts a block, so one whole sentence wider than the title is body enough.
+        """
         b1 = self.peek(k)
-        if b1 is None or b1.body in self.pages.furniture or self.marker(b1) is not None:
+        if b1 is None or (attached and b1.blank_before) or not self.opens_paragraph(b1, k, width):
             return False
-        if attached and b1.blank_before:
+        s1 = self.s(b1)
+        if lead and not b1.blank_before and _ends_sentence(s1) and _width(s1, 200) > max(width, 30):
+            return True
+        total, sentence = 0, False
+        for i in range(k, k + 3):
+            ln = self.peek(i)
+            if ln is None or (i > k and ln.blank_before) or ln.body in self.pages.furniture:
+                break
+            total += _width(self.s(ln), 200)
+            sentence = sentence or _ends_sentence(self.tail(ln))
+        return (sentence or total >= 100) and total >= max(40, width * 3 // 2)
+
+    def opens_paragraph(self, b1: _Line, k: int, width: int) -> bool:
+        """Whether look-ahead line ``k`` (``b1``) can be the first line of a body paragraph."""
+        if b1.body in self.pages.furniture or self.marker(b1) is not None:
             return False
         s1 = self.s(b1)
         if s1[0].islower() or s1[0] in _CONTINUES_LINE:
@@ -896,16 +948,8 @@ class _Reader:
         if not (b1_width >= 30 or (b1_width > width and _ends_sentence(s1)) or wraps_on):
             return False
         before = self.peek(k - 1) if k else self.prev_line
-        if before is not None and _DEFINITION.match(self.s(before)) and _DEFINITION.match(s1):
-            return False  # a short line inside a "Label: text" list is one of its labels
-        total, sentence = 0, False
-        for i in range(k, k + 3):
-            ln = self.peek(i)
-            if ln is None or (i > k and ln.blank_before) or ln.body in self.pages.furniture:
-                break
-            total += _width(self.s(ln), 200)
-            sentence = sentence or _ends_sentence(self.tail(ln))
-        return (sentence or total >= 100) and total >= max(40, width * 3 // 2)
+        # a short line inside a "Label: text" list is one of its labels
+        return before is None or not (_DEFINITION.match(self.s(before)) and _DEFINITION.match(s1))
 
     # ----- other blocks --------------------------------------------------------------------
     def try_rule(self, line: _Line) -> bool:
@@ -924,7 +968,7 @@ class _Reader:
         m = _ADMONITION.match(line.head)
         if m is None:
             return False
-        word = next(g for g in m.group("b", "c", "a", "k", "j") if g is not None)
+        word = next(g for g in m.group("b", "c", "a", "k", "j", "u") if g is not None)
         rest = line.body + m.end()
         block = self.new_block(ElementKind.TEXT, line, [(rest, line.end)] if rest < line.end else [])
         block.admonition = ADMONITION_LABELS.get(word.lower(), word)
