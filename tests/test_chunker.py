@@ -661,7 +661,7 @@ def test_malformed_blocks_keep_their_text(source: str, kind: ChunkType) -> None:
         (
             {"source_format": "pdf"},
             ValueError,
-            "source_format must be one of auto, markdown, text, got 'pdf'",
+            "source_format must be one of auto, markdown, text, html, rst, got 'pdf'",
         ),
     ],
 )

@@ -273,7 +273,7 @@ ERRORS = [
         "bad-format",
         _args("split", "--format", "pdf", "x.md"),
         2,
-        "procedure-rag: error: source_format must be one of auto, markdown, text, got 'pdf'",
+        "procedure-rag: error: source_format must be one of auto, markdown, text, html, rst, got 'pdf'",
     ),
     (
         "chunk-size-not-int",

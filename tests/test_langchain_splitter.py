@@ -20,6 +20,7 @@ from langchain_core.vectorstores import InMemoryVectorStore
 
 from langchain_procedures import ProcedureTextSplitter
 from procedure_rag import STRUCTURAL_KEYS, ChunkerOptions, ProcedureChunker, read_metadata
+from procedure_rag._metadata import OPTIONAL_KEYS
 from procedure_rag._tokens import tiktoken_length
 
 LANGUAGES = ("en", "ja")
@@ -92,7 +93,7 @@ def test_split_documents_metadata_round_trip(
         assert (meta["source"], meta["owner"], meta["source_id"]) == (path, "tests", path)
         assert (meta["language"], meta["chunk_level"]) == (lang, "child")
         assert "start_index" not in meta
-        assert set(STRUCTURAL_KEYS) - {"page", "start_index"} <= set(meta)
+        assert set(STRUCTURAL_KEYS) - set(OPTIONAL_KEYS) <= set(meta)
         # Scalars only, so that Chroma and other stores take the metadata as it is.
         assert all(isinstance(v, str | int | float | bool) for v in meta.values()), meta
         decoded = read_metadata(meta)
@@ -251,7 +252,7 @@ def test_from_tiktoken_encoder_errors(
         ({"chunk_overlap": 50}, "chunk_overlap must be 0 (procedure chunks never overlap), got 50"),
         ({"chunk_overlap": -1}, "chunk_overlap must be 0 (procedure chunks never overlap), got -1"),
         ({"language": "fr"}, "language must be one of auto, ja, en, got 'fr'"),
-        ({"source_format": "pdf"}, "source_format must be one of auto, markdown, text, got 'pdf'"),
+        ({"source_format": "pdf"}, "source_format must be one of auto, markdown, text, html, rst, got 'pdf'"),
         ({"parent_chunk_size": 100}, "parent_chunk_size must be >= chunk_size (400), got 100"),
         ({"max_children_per_parent": 0}, "max_children_per_parent must be >= 1, got 0"),
         ({"step_styles": ()}, "step_styles must not be empty"),

@@ -259,7 +259,7 @@ def test_nodes_of_nodes_keep_their_document_as_source(
         ),
         ({"max_children_per_parent": 0}, "max_children_per_parent must be >= 1, got 0"),
         ({"language": "fr"}, "language must be one of auto, ja, en, got 'fr'"),
-        ({"source_format": "pdf"}, "source_format must be one of auto, markdown, text, got 'pdf'"),
+        ({"source_format": "pdf"}, "source_format must be one of auto, markdown, text, html, rst, got 'pdf'"),
         ({"drop_kinds": ["page_header", "bogus"]}, "drop_kinds must be ElementKind values, got ['bogus']"),
         (
             {"id_func": lambda i, doc: str(i)},

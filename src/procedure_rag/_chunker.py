@@ -8,12 +8,15 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
 
 from procedure_rag._chunks import build_children, build_parents, chunk_id, merge_spans
 from procedure_rag._lexicon import Lexicon, detect_language
-from procedure_rag._markdown import iter_markdown, looks_like_markdown
+from procedure_rag._markdown import iter_markdown
 from procedure_rag._options import ChunkerOptions
 from procedure_rag._pack import Measure, pack_section
+from procedure_rag._readers import FORMATS, detect_format, read_source
 from procedure_rag._sections import iter_with_section_paths
 from procedure_rag._tokens import tiktoken_length
 from procedure_rag._types import Chunk, ChunkLevel, ChunkType, ElementKind, LayoutElement
@@ -81,10 +84,12 @@ class ProcedureChunker:
         return self._length(text)
 
     def read(self, text: str, *, source_id: str) -> Iterator[LayoutElement]:
-        """Yield the layout elements of ``text`` (Markdown or plain text per the options)."""
+        """Yield the layout elements of ``text``, read as the options' ``source_format``."""
         fmt = self._options.source_format
         if fmt == "auto":
-            fmt = "markdown" if looks_like_markdown(text) else "text"
+            fmt = detect_format(text)
+        if fmt in ("html", "rst"):
+            return iter(read_source(text, source_id=source_id, fmt=fmt).elements)
         if fmt == "markdown":
             return iter_markdown(text, source_id=source_id, step_styles=self._options.step_styles)
         from procedure_rag._plaintext import iter_plain_text  # noqa: PLC0415 - keeps import graph flat
@@ -120,6 +125,63 @@ class ProcedureChunker:
             language = detect_language(text)
         yield from self.iter_chunks_from_elements(
             self.read(text, source_id=sid), source_id=sid, language=language, source_text=text
+        )
+
+    def iter_chunks_from_source(
+        self,
+        source: object,
+        *,
+        source_id: str | None = None,
+        source_format: str = "auto",
+        suffix: str | None = None,
+    ) -> Iterator[Chunk]:
+        """Yield the chunks of any source a reader understands.
+
+        Args:
+            source: Text or UTF-8 bytes (Markdown, plain text, HTML, reStructuredText),
+                a path to such a file or to a PDF, PDF bytes, or a layout parser's
+                output: Unstructured elements or their JSON, a Docling document or its
+                JSON, Azure Document Intelligence, Google Document AI or Amazon Textract
+                layout JSON.
+            source_id: Id of the document. A path's default is the path; parser
+                output has no default and must be given one.
+            source_format: One of :data:`procedure_rag.FORMATS`, or ``"auto"`` to tell
+                it from the source (and ``suffix``).
+            suffix: A file suffix hint for ``"auto"`` (``".rst"``).
+
+        Raises:
+            ValueError: For an unknown format, a source that cannot be read
+                (:class:`~procedure_rag.ReaderError` names the record), or parser
+                output without ``source_id``.
+        """
+        if source_format != "auto" and source_format not in FORMATS:
+            msg = f"source_format must be 'auto' or one of {', '.join(FORMATS)}, got {source_format!r}"
+            raise ValueError(msg)
+        fmt = detect_format(source, suffix=suffix) if source_format == "auto" else source_format
+        if isinstance(source, Path):
+            source_id = source_id or str(source)
+            source = source.read_bytes() if fmt == "pdf" else validate_text(source.read_bytes())
+        if fmt in ("markdown", "text", "html", "rst"):
+            if not isinstance(source, str | bytes | bytearray):
+                msg = f"a {fmt} source must be text, bytes or a path, got {type(source).__name__}"
+                raise TypeError(msg)
+            text = validate_text(bytes(source) if isinstance(source, bytearray) else source)
+            same = fmt == self._options.source_format
+            chunker = self if same else ProcedureChunker(replace(self._options, source_format=fmt))
+            yield from chunker.iter_chunks(text, source_id=source_id)
+            return
+        if source_id is None:
+            if not isinstance(source, bytes | bytearray):
+                msg = f"source_id is required for {fmt} input (it has no name of its own)"
+                raise ValueError(msg)
+            source_id = "sha1:" + hashlib.sha1(bytes(source)).hexdigest()[:16]  # noqa: S324
+        read = read_source(source, source_id=source_id, fmt=fmt)
+        language = self._options.language
+        yield from self.iter_chunks_from_elements(
+            read.elements,
+            source_id=source_id,
+            language=None if language == "auto" else language,
+            source_text=read.text,
         )
 
     def chunk(self, text: str | bytes, *, source_id: str | None = None) -> list[Chunk]:

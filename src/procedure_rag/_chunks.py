@@ -140,6 +140,8 @@ def build_children(
         else:
             chunk_type = _BLOCK_TYPES[block.kind]
         pages = [e.page for e in elements if e.page is not None]
+        boxes = tuple((e.page, e.bbox) for e in elements if e.bbox is not None)
+        records = tuple(dict.fromkeys(e.record_id for e in [*block.carried, *elements] if e.record_id))
         cid = chunk_id(source_id, ChunkLevel.CHILD, spans[0].start if spans else 0, text)
         for el in elements:
             owner.setdefault(el.element_id, cid)
@@ -160,6 +162,8 @@ def build_children(
                 element_ids=tuple(e.element_id for e in elements),
                 page=min(pages) if pages else None,
                 continued=block.continued,
+                boxes=boxes,
+                source_record_refs=records,
             )
         )
     return [
@@ -232,6 +236,8 @@ def build_parents(
             related_elements=tuple(dict.fromkeys(r for c in members for r in c.related_elements)),
             page=min(pages) if pages else None,
             child_ids=tuple(c.chunk_id for c in members),
+            boxes=tuple(b for c in members for b in c.boxes),
+            source_record_refs=tuple(dict.fromkeys(r for c in members for r in c.source_record_refs)),
         )
         out.append((parent, [replace(c, parent_id=parent.chunk_id) for c in members]))
     return out

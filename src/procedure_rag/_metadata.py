@@ -11,12 +11,22 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from procedure_rag._types import SCHEMA_VERSION, Chunk
+from procedure_rag._types import SCHEMA_VERSION, BBox, Chunk
 
-__all__ = ["JSON_KEYS", "STRUCTURAL_KEYS", "chunk_metadata", "read_metadata"]
+__all__ = ["JSON_KEYS", "OPTIONAL_KEYS", "STRUCTURAL_KEYS", "chunk_metadata", "read_metadata"]
 
 #: Keys whose values are JSON strings.
-JSON_KEYS = ("section_path", "steps", "related_elements", "source_spans", "child_ids", "element_ids")
+JSON_KEYS = (
+    "section_path",
+    "steps",
+    "related_elements",
+    "source_spans",
+    "child_ids",
+    "element_ids",
+    "pages",
+    "boxes",
+    "source_record_refs",
+)
 
 #: Keys this package writes (document metadata keys are kept besides them).
 STRUCTURAL_KEYS = (
@@ -42,8 +52,16 @@ STRUCTURAL_KEYS = (
     "child_ids",
     "continued",
     "page",
+    "pages",
+    "boxes",
+    "source_record_refs",
     "start_index",
 )
+
+
+#: Keys written only when there is something to say: pages and boxes for sources that
+#: have them, parser record ids for parser output, ``start_index`` when an adapter asks.
+OPTIONAL_KEYS = ("page", "pages", "boxes", "source_record_refs", "start_index")
 
 
 def _dumps(value: object) -> str:
@@ -92,6 +110,18 @@ def chunk_metadata(chunk: Chunk, document_metadata: Mapping[str, Any] | None = N
     )
     if chunk.page is not None:
         out["page"] = chunk.page
+    if chunk.boxes:
+        out["pages"] = _dumps(sorted({p for p, _ in chunk.boxes if p is not None}))
+        out["boxes"] = _dumps([_box(page, box) for page, box in chunk.boxes])
+    if chunk.source_record_refs:
+        out["source_record_refs"] = _dumps(list(chunk.source_record_refs))
+    return out
+
+
+def _box(page: int | None, box: BBox) -> dict[str, object]:
+    out: dict[str, object] = {"page": page, "bbox": box.as_list()}
+    if box.page_width is not None and box.page_height is not None:
+        out["page_size"] = [box.page_width, box.page_height, box.unit]
     return out
 
 

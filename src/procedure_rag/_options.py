@@ -18,7 +18,7 @@ DEFAULT_DROP_KINDS: frozenset[ElementKind] = frozenset(
 )
 
 _LANGUAGES = ("auto", "ja", "en")
-_FORMATS = ("auto", "markdown", "text")
+_FORMATS = ("auto", "markdown", "text", "html", "rst")
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,8 +30,9 @@ class ChunkerOptions:
         length_function: Measures a piece of text. ``None`` means tokens of the
             ``cl100k_base`` encoding, loaded offline.
         language: ``"ja"``, ``"en"`` or ``"auto"`` (detected per document).
-        source_format: ``"markdown"``, ``"text"`` (plain or PDF-extracted text) or
-            ``"auto"`` (Markdown when the text shows Markdown structure).
+        source_format: How :meth:`ProcedureChunker.iter_chunks` reads text:
+            ``"markdown"``, ``"text"`` (plain or PDF-extracted text), ``"html"``,
+            ``"rst"`` (reStructuredText) or ``"auto"`` (told from the text itself).
         emit_parents: Whether parent chunks are produced besides the children.
         parent_chunk_size: Budget of a parent chunk; ``None`` means four child budgets.
         max_children_per_parent: Most children one parent groups.

@@ -78,12 +78,39 @@ class Span:
 
 @dataclass(frozen=True, slots=True)
 class BBox:
-    """A box on a page: ``(left, top, right, bottom)`` in page points, origin top-left."""
+    """A box on a page, in the one convention every reader converts to.
+
+    ``left``, ``top``, ``right`` and ``bottom`` are fractions of the page's width and
+    height (0 to 1), measured from the page's top-left corner, so boxes from any
+    parser compare and draw the same way. ``page_width`` and ``page_height`` give the
+    page size in ``unit`` (``"pt"``, ``"px"`` or ``"inch"``) when the source states it;
+    multiply to get back the parser's own coordinates.
+
+    Raises:
+        ValueError: When a coordinate is outside 0..1 or the box is inverted.
+    """
 
     left: float
     top: float
     right: float
     bottom: float
+    page_width: float | None = None
+    page_height: float | None = None
+    unit: str = ""
+
+    def __post_init__(self) -> None:
+        coords = (self.left, self.top, self.right, self.bottom)
+        # A little slack: parsers round, and a box touching the edge may overshoot by a hair.
+        if any(not -0.01 <= c <= 1.01 for c in coords):
+            msg = f"box {coords} is outside the page (coordinates are fractions of the page, 0 to 1)"
+            raise ValueError(msg)
+        if self.right < self.left or self.bottom < self.top:
+            msg = f"box {coords} is inverted (right < left or bottom < top)"
+            raise ValueError(msg)
+
+    def as_list(self) -> list[float]:
+        """``[left, top, right, bottom]`` rounded to 4 places, for metadata."""
+        return [round(c, 4) for c in (self.left, self.top, self.right, self.bottom)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +137,9 @@ class LayoutElement:
         admonition: Admonition label for notes and cautions (``"note"``,
             ``"warning"``, ``"注意"``…), empty otherwise.
         hints: Parser-specific facts kept for later stages (image url, code language…).
+        record_id: The id of the record this element came from in the parser's own
+            output (an Unstructured ``element_id``, a Docling ``self_ref``, a Textract
+            block ``Id``…), so chunks can cite it; empty for text sources.
         section_path: Headings that govern the element, outermost first. Filled in by
             the sections stage.
     """
@@ -129,6 +159,7 @@ class LayoutElement:
     admonition: str = ""
     hints: tuple[tuple[str, str], ...] = ()
     section_path: tuple[str, ...] = ()
+    record_id: str = ""
 
     def with_section_path(self, path: tuple[str, ...]) -> LayoutElement:
         """Return a copy with ``section_path`` set (faster than ``dataclasses.replace``)."""
@@ -148,6 +179,7 @@ class LayoutElement:
             self.admonition,
             self.hints,
             path,
+            self.record_id,
         )
 
     def hint(self, key: str, default: str = "") -> str:
@@ -191,8 +223,7 @@ class ProcedureStep:
         if self.page is not None:
             out["page"] = self.page
         if self.bbox is not None:
-            b = self.bbox
-            out["bbox"] = [b.left, b.top, b.right, b.bottom]
+            out["bbox"] = self.bbox.as_list()
         if self.is_continuation:
             out["continued"] = True
         return out
@@ -223,6 +254,10 @@ class Chunk:
         language: ``"ja"`` or ``"en"``.
         continued: True for every part after the first of a list or step that was
             split to fit the budget.
+        boxes: Where the chunk's elements sit, as ``(page, bbox)`` in reading order
+            (one per element that has a box).
+        source_record_refs: Ids of the parser records the chunk was built from
+            (see :attr:`LayoutElement.record_id`).
     """
 
     chunk_id: str
@@ -242,6 +277,8 @@ class Chunk:
     parent_id: str | None = None
     child_ids: tuple[str, ...] = ()
     continued: bool = False
+    boxes: tuple[tuple[int | None, BBox], ...] = ()
+    source_record_refs: tuple[str, ...] = ()
 
     @property
     def start_index(self) -> int | None:

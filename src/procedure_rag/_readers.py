@@ -1,0 +1,194 @@
+"""Which reader reads a source, and the one call that runs it.
+
+A reader turns one source into :class:`LayoutElement` objects. Text formats
+(Markdown, plain or PDF-extracted text, HTML, reStructuredText) read a ``str`` and
+give every element its character span; layout formats (Unstructured, Docling, Azure
+Document Intelligence, Google Document AI, Amazon Textract) read a parser's output,
+as the library's own objects or their JSON, and give pages and boxes instead.
+
+Readers are imported when first used, so a missing optional library only matters
+to the user who asks for that format.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import cast
+
+from procedure_rag._types import LayoutElement
+
+__all__ = [
+    "FORMATS",
+    "LAYOUT_FORMATS",
+    "SUFFIXES",
+    "TEXT_FORMATS",
+    "Source",
+    "detect_format",
+    "read_source",
+]
+
+#: Formats whose source is text; their elements carry character spans.
+TEXT_FORMATS = ("markdown", "text", "html", "rst")
+#: Formats whose source is a layout parser's output; their elements carry pages and boxes.
+LAYOUT_FORMATS = ("unstructured", "docling", "azure", "google", "textract")
+#: Every format name a user may give, besides ``"auto"``.
+FORMATS = (*TEXT_FORMATS, "pdf", *LAYOUT_FORMATS)
+
+#: File suffixes and the format they mean.
+SUFFIXES: Mapping[str, str] = {
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".mdx": "markdown",
+    ".txt": "text",
+    ".text": "text",
+    ".html": "html",
+    ".htm": "html",
+    ".xhtml": "html",
+    ".rst": "rst",
+    ".rest": "rst",
+    ".pdf": "pdf",
+}
+
+# format -> (module, function); each function is ``f(source, *, source_id) -> Iterator[LayoutElement]``.
+# PDF is read by ``procedure_rag._pdf.read_pdf``, which also returns the extracted text.
+_READERS: Mapping[str, tuple[str, str]] = {
+    "html": ("procedure_rag._html", "iter_html"),
+    "rst": ("procedure_rag._rst", "iter_rst"),
+    "unstructured": ("procedure_rag._unstructured", "iter_unstructured"),
+    "docling": ("procedure_rag._docling", "iter_docling"),
+    "azure": ("procedure_rag._azure", "iter_azure"),
+    "google": ("procedure_rag._google_docai", "iter_google_docai"),
+    "textract": ("procedure_rag._textract", "iter_textract"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """A source made ready for chunking.
+
+    Attributes:
+        format: The format it was read as.
+        elements: Its layout elements, in reading order.
+        text: The text the elements' spans point into (empty for layout formats).
+    """
+
+    format: str
+    elements: list[LayoutElement]
+    text: str = ""
+
+
+def detect_format(source: object, *, suffix: str | None = None) -> str:
+    """Name the format of ``source``.
+
+    Args:
+        source: Text, bytes, a path, a parser's JSON (``dict`` or ``list``) or a
+            parser library's own objects.
+        suffix: A file suffix hint (``".rst"``), e.g. from document metadata.
+
+    Returns:
+        One of :data:`FORMATS`. Text without other signs is ``"markdown"`` when it
+        looks like Markdown, else ``"text"``.
+    """
+    if suffix and suffix.lower() in SUFFIXES:
+        return SUFFIXES[suffix.lower()]
+    if isinstance(source, Path):
+        return SUFFIXES.get(source.suffix.lower(), "text")
+    if isinstance(source, bytes | bytearray):
+        return "pdf" if bytes(source[:5]) == b"%PDF-" else "text"
+    if isinstance(source, str):
+        return _text_format(source)
+    return _layout_format(source)
+
+
+def _text_format(text: str) -> str:
+    from procedure_rag._markdown import looks_like_markdown  # noqa: PLC0415 - import cycle
+
+    head = text[:2000].lstrip().lower()
+    if head.startswith(("<!doctype html", "<html")) or ("<body" in head and "</" in head):
+        return "html"
+    if _looks_like_rst(text[:20000]):
+        return "rst"
+    return "markdown" if looks_like_markdown(text) else "text"
+
+
+def _looks_like_rst(head: str) -> bool:
+    # Directives and explicit roles are the signs Markdown never writes.
+    return head.count("\n.. ") + head.count(":ref:`") + head.count(":menuselection:`") >= 2
+
+
+def _layout_format(source: object) -> str:
+    """Tell a parser's output by its shape: the objects' module, or its JSON keys."""
+    first = source[0] if isinstance(source, list) and source else None
+    keys = set(source) if isinstance(source, Mapping) else set()
+    document = source.get("document") if isinstance(source, Mapping) else None
+    module = type(source).__module__
+    first_module = type(first).__module__ if first is not None else ""
+    tests = (
+        ("docling", module.startswith("docling") or source_get(source, "schema_name") == "DoclingDocument"),
+        ("unstructured", first_module.startswith("unstructured") or source_get(first, "type") is not None),
+        ("azure", "analyzeResult" in keys or {"paragraphs", "pages"} <= keys),
+        ("google", "documentLayout" in keys or source_get(document, "documentLayout") is not None),
+        ("textract", "Blocks" in keys),
+    )
+    for name, matches in tests:
+        if matches:
+            return name
+    msg = f"cannot tell the format of a {type(source).__name__}; name it with source_format=..."
+    raise ValueError(msg)
+
+
+def source_get(source: object, key: str) -> object:
+    """``source[key]`` for a mapping, else ``None``."""
+    return source.get(key) if isinstance(source, Mapping) else None
+
+
+def reader(fmt: str) -> Callable[..., Iterator[LayoutElement]]:
+    """The reader function for ``fmt`` (imported on first use)."""
+    try:
+        module_name, function = _READERS[fmt]
+    except KeyError:
+        msg = f"no reader for format {fmt!r}; formats: {', '.join(FORMATS)}"
+        raise ValueError(msg) from None
+    module = importlib.import_module(module_name)
+    return cast("Callable[..., Iterator[LayoutElement]]", getattr(module, function))
+
+
+def load_json(source: object) -> object:
+    """Parse ``source`` as JSON when it is a JSON string or bytes; return anything else as is."""
+    if isinstance(source, bytes | bytearray):
+        source = bytes(source).decode("utf-8")
+    if isinstance(source, str):
+        try:
+            return json.loads(source)
+        except json.JSONDecodeError as exc:
+            msg = f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+            raise ValueError(msg) from exc
+    return source
+
+
+def read_source(source: object, *, source_id: str, fmt: str) -> Source:
+    """Read a source of a format other than Markdown and plain text.
+
+    Args:
+        source: The source (text for ``html``/``rst``; a path or bytes for ``pdf``;
+            objects or JSON for the layout formats).
+        source_id: Id of the document; element ids start with it.
+        fmt: One of ``html``, ``rst``, ``pdf`` or :data:`LAYOUT_FORMATS`.
+
+    Raises:
+        ValueError: For an unknown format or a source the reader cannot use
+            (:class:`~procedure_rag.ReaderError` names the record).
+    """
+    if fmt == "pdf":
+        pdf = importlib.import_module("procedure_rag._pdf")  # written with the PDF reader
+        return cast("Source", pdf.read_pdf(source, source_id=source_id))
+    read = reader(fmt)
+    if fmt in LAYOUT_FORMATS:
+        source = load_json(source)
+    elements = list(read(source, source_id=source_id))
+    text = source if isinstance(source, str) and fmt in TEXT_FORMATS else ""
+    return Source(fmt, elements, text)
