@@ -234,7 +234,7 @@ class _Packer:
         cost = self.m.line(text)
         if cost <= self.avail - reserve:
             return [Line(text, cost, el, el.span)]
-        if el.kind in (ElementKind.TABLE, ElementKind.CODE) and el.span is not None:
+        if el.kind in (ElementKind.TABLE, ElementKind.CODE):
             return self._table_or_code_lines(el)
         indent = text[: len(text) - len(text.lstrip())]
         body = el.text if el.kind is ElementKind.LIST_ITEM and text.endswith(el.text) else text.lstrip()
@@ -250,11 +250,12 @@ class _Packer:
         return out
 
     def _table_or_code_lines(self, el: LayoutElement) -> list[Line]:
-        spans = _source_lines(el, self.source)
-        rows = el.text.split("\n")
-        rows = [r for r in rows if r.strip()]
-        if len(rows) != len(spans):  # unusual layout: fall back to one span for all rows
-            spans = [el.span] * len(rows) if el.span else []
+        rows = [r for r in el.text.split("\n") if r.strip()]
+        spans: list[Span | None] = list(_source_lines(el, self.source)) if el.span and self.source else []
+        if len(rows) != len(spans):
+            # Rows that are not the source's own lines (a parser's table rendered as
+            # Markdown, or no source text at all): every row points at the whole element.
+            spans = [el.span] * len(rows)
         out: list[Line] = []
         for row, span in zip(rows, spans, strict=False):
             cost = self.m.line(row)
