@@ -5,6 +5,7 @@ This package imports neither LangChain nor LlamaIndex; the adapters in
 """
 
 from procedure_rag._chunker import ProcedureChunker, chunk, iter_chunks
+from procedure_rag._errors import ReaderError
 from procedure_rag._lexicon import ENGLISH, JAPANESE, LEXICONS, Lexicon, detect_language
 from procedure_rag._metadata import STRUCTURAL_KEYS, chunk_metadata, read_metadata
 from procedure_rag._numbering import (
@@ -15,6 +16,7 @@ from procedure_rag._numbering import (
     match_step_marker,
 )
 from procedure_rag._options import DEFAULT_DROP_KINDS, ChunkerOptions
+from procedure_rag._readers import FORMATS, detect_format
 from procedure_rag._types import (
     SCHEMA_VERSION,
     BBox,
@@ -32,6 +34,7 @@ __all__ = [
     "DEFAULT_HEADING_STYLES",
     "DEFAULT_STEP_STYLES",
     "ENGLISH",
+    "FORMATS",
     "JAPANESE",
     "LEXICONS",
     "SCHEMA_VERSION",
@@ -47,10 +50,12 @@ __all__ = [
     "Lexicon",
     "ProcedureChunker",
     "ProcedureStep",
+    "ReaderError",
     "Span",
     "StepStyle",
     "chunk",
     "chunk_metadata",
+    "detect_format",
     "detect_language",
     "iter_chunks",
     "match_step_marker",
