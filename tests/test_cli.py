@@ -271,9 +271,10 @@ ERRORS = [
     ),
     (
         "bad-format",
-        _args("split", "--format", "pdf", "x.md"),
+        _args("split", "--format", "docx", "x.md"),
         2,
-        "procedure-rag: error: source_format must be one of auto, markdown, text, html, rst, got 'pdf'",
+        "procedure-rag: error: --format must be auto or one of markdown, text, html, rst, pdf, unstructured, "
+        "docling, azure, google, textract, got 'docx'",
     ),
     (
         "chunk-size-not-int",

@@ -29,6 +29,7 @@ from typing import NoReturn, TextIO
 from procedure_rag._chunker import ProcedureChunker
 from procedure_rag._metadata import chunk_metadata, read_metadata
 from procedure_rag._options import ChunkerOptions
+from procedure_rag._readers import FORMATS
 from procedure_rag._types import Chunk, ChunkLevel, ChunkType, ProcedureStep
 
 __all__ = ["main"]
@@ -216,10 +217,18 @@ def _read_input(path: str, stdin: TextIO) -> bytes:
         raise CliError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
-def _chunks_of(chunker: ProcedureChunker, data: bytes, source: str) -> Iterator[Chunk]:
-    """Chunk one input, naming the file when the core finds it unusable."""
+def _chunks_of(
+    chunker: ProcedureChunker, data: bytes, source: str, source_format: str = "auto"
+) -> Iterator[Chunk]:
+    """Chunk one input with the reader its format (or its suffix) names.
+
+    Raises:
+        CliError: Naming the file, when the core finds the input unusable.
+    """
     try:
-        yield from chunker.iter_chunks(data, source_id=source)
+        yield from chunker.iter_chunks_from_source(
+            data, source_id=source, source_format=source_format, suffix=Path(source).suffix or None
+        )
     except ValueError as exc:
         raise CliError(f"{source}: {exc}") from exc
 
@@ -256,8 +265,11 @@ def _add_split(commands: argparse._SubParsersAction[_Parser], common: _Parser) -
         "--format",
         dest="source_format",
         default="auto",
-        metavar="auto|markdown|text",
-        help="source format; text is plain or PDF-extracted text (default auto)",
+        metavar="FORMAT",
+        help=(
+            f"source format: auto (from the suffix and content, the default) or one of {', '.join(FORMATS)};"
+            " text is plain or PDF-extracted text, the last five read a layout parser's JSON"
+        ),
     )
     parser.add_argument(
         "--parents", action="store_true", help="also emit parent chunks (a section or a run of children)"
@@ -269,19 +281,19 @@ def _add_split(commands: argparse._SubParsersAction[_Parser], common: _Parser) -
 
 
 def _run_split(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    chunker = _build_chunker(
-        lambda: ChunkerOptions(
-            chunk_size=args.chunk_size,
-            language=args.language,
-            source_format=args.source_format,
-            emit_parents=args.parents,
+    if args.source_format != "auto" and args.source_format not in FORMATS:
+        raise CliError(
+            f"--format must be auto or one of {', '.join(FORMATS)}, got {args.source_format!r}",
+            exit_code=EXIT_USAGE,
         )
+    chunker = _build_chunker(
+        lambda: ChunkerOptions(chunk_size=args.chunk_size, language=args.language, emit_parents=args.parents)
     )
     style = Style(enabled=not args.jsonl and use_colour(out, os.environ))
     first = True
     for path in args.files:
         source = STDIN_NAME if path == "-" else path
-        chunks = _chunks_of(chunker, _read_input(path, stdin), source)
+        chunks = _chunks_of(chunker, _read_input(path, stdin), source, args.source_format)
         if args.jsonl:
             for chunk in chunks:
                 record = {

@@ -98,7 +98,10 @@ def detect_format(source: object, *, suffix: str | None = None) -> str:
     if isinstance(source, Path):
         return SUFFIXES.get(source.suffix.lower(), "text")
     if isinstance(source, bytes | bytearray):
-        return "pdf" if bytes(source[:5]) == b"%PDF-" else "text"
+        if bytes(source[:5]) == b"%PDF-":
+            return "pdf"
+        # Only for telling the format: the text reader validates the bytes properly.
+        return _text_format(bytes(source[:50_000]).decode("utf-8", errors="replace"))
     if isinstance(source, str):
         return _text_format(source)
     return _layout_format(source)
