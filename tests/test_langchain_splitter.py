@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -318,3 +319,95 @@ def test_every_entry_point_agrees_with_split_documents(
     expected = splitter.split_documents(pages)
     assert len(expected) > len(pages)
     assert list(run(splitter, pages)) == expected
+
+
+# -- Unstructured element documents (UnstructuredLoader(mode="elements")) and format hints --
+
+ELEMENT_PAGES = {"en": "unstructured/hololens-recovery.en.json", "ja": "unstructured/group.ja.json"}
+
+
+def _element_documents(tests_data: Path, lang: str) -> list[Document]:
+    """The fixture's elements as UnstructuredLoader(mode="elements") yields them."""
+    path = ELEMENT_PAGES[lang]
+    records = json.loads((tests_data / path).read_text(encoding="utf-8"))
+    return [
+        Document(
+            page_content=r["text"],
+            metadata={
+                **r["metadata"],
+                "category": r["type"],
+                "element_id": r["element_id"],
+                "source": path,
+                "filename": Path(path).name,
+            },
+        )
+        for r in records
+    ]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_element_documents_are_read_as_one_document(tests_data: Path, lang: str) -> None:
+    documents = _element_documents(tests_data, lang)
+    docs = ProcedureTextSplitter(chunk_size=400).split_documents(documents)
+    records = json.loads((tests_data / ELEMENT_PAGES[lang]).read_text(encoding="utf-8"))
+    core = ProcedureChunker(ChunkerOptions(chunk_size=400, length_function=len, emit_parents=False))
+    expected = list(core.iter_chunks_from_source(records, source_id=ELEMENT_PAGES[lang]))
+    assert [(d.id, d.page_content) for d in docs] == [(c.chunk_id, c.text.strip()) for c in expected]
+    procedures = [d for d in docs if d.metadata["chunk_type"] == "procedure"]
+    assert procedures
+    for doc in docs:
+        meta = read_metadata(doc.metadata)
+        # Shared document metadata stays; one element's own metadata does not.
+        assert (meta["source"], meta["filename"]) == (ELEMENT_PAGES[lang], Path(ELEMENT_PAGES[lang]).name)
+        assert not {"category", "element_id", "coordinates", "page_number", "category_depth"} & set(meta)
+        assert meta["section_path"]
+        assert meta["pages"]
+        assert meta["boxes"]
+        assert meta["source_record_refs"]
+    numbers = [s["number"] for d in procedures for s in read_metadata(d.metadata)["steps"]]
+    assert {"1.", "2.", "3.", "4."} <= set(numbers)
+
+
+def test_whole_text_and_element_documents_mix(tests_data: Path, load: Callable[[str], Document]) -> None:
+    splitter = ProcedureTextSplitter()
+    elements = _element_documents(tests_data, "en")
+    text_en, text_ja = load(_page("en")), load(_page("ja"))
+    mixed = splitter.split_documents([text_en, *elements, text_ja])
+    apart = [splitter.split_documents(docs) for docs in ([text_en], elements, [text_ja])]
+    assert mixed == [d for docs in apart for d in docs]
+    # Two files' elements back to back are two documents.
+    both = splitter.split_documents([*elements, *_element_documents(tests_data, "ja")])
+    assert {d.metadata["source_id"] for d in both} == set(ELEMENT_PAGES.values())
+
+
+@pytest.mark.parametrize(
+    ("metadata", "source_format"),
+    [
+        pytest.param({"source": "notes.txt"}, "text", id="suffix-txt"),
+        pytest.param({"source": "notes.md"}, "markdown", id="suffix-md"),
+        pytest.param({"source": "notes", "source_format": "text"}, "text", id="metadata-key"),
+    ],
+)
+def test_metadata_names_the_format(
+    load: Callable[[str], Document], metadata: dict[str, str], source_format: str
+) -> None:
+    text = load(_page("en")).page_content
+    hinted = ProcedureTextSplitter().split_documents([Document(page_content=text, metadata=metadata)])
+    named = ProcedureTextSplitter(source_format=source_format).split_documents(
+        [Document(page_content=text, metadata=metadata)]
+    )
+    other = "markdown" if source_format == "text" else "text"
+    assert [d.page_content for d in hinted] == [d.page_content for d in named]
+    assert [d.page_content for d in hinted] != [
+        d.page_content
+        for d in ProcedureTextSplitter(source_format=other).split_documents(
+            [Document(page_content=text, metadata=metadata)]
+        )
+    ]
+
+
+def test_explicit_source_format_wins_over_metadata(load: Callable[[str], Document]) -> None:
+    text = load(_page("en")).page_content
+    splitter = ProcedureTextSplitter(source_format="markdown")
+    docs = splitter.split_documents([Document(page_content=text, metadata={"source": "notes.txt"})])
+    assert [d.page_content for d in docs] == splitter.split_text(text)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import Callable, Sequence
 from itertools import pairwise
@@ -407,3 +408,79 @@ def test_auto_merging_a_whole_document_gives_its_parents(
 ) -> None:
     nodes = parsed[lang]
     assert _auto_merged(nodes, get_leaf_nodes(nodes)) == set(_ids(get_root_nodes(nodes)))
+
+
+# -- Unstructured element nodes and format hints --
+
+ELEMENT_PAGES = {"en": "unstructured/hololens-recovery.en.json", "ja": "unstructured/group.ja.json"}
+
+
+def _element_documents(tests_data: Path, lang: str) -> list[Document]:
+    """The fixture's elements as one LlamaIndex document each, metadata as Unstructured gives it."""
+    path = ELEMENT_PAGES[lang]
+    records = json.loads((tests_data / path).read_text(encoding="utf-8"))
+    return [
+        Document(
+            text=r["text"],
+            id_=r["element_id"],
+            metadata={**r["metadata"], "category": r["type"], "file_path": path},
+        )
+        for r in records
+    ]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_element_nodes_are_read_as_one_document(
+    tests_data: Path, parser: ProcedureNodeParser, lang: str
+) -> None:
+    documents = _element_documents(tests_data, lang)
+    nodes = parser.get_nodes_from_documents(documents)
+    records = json.loads((tests_data / ELEMENT_PAGES[lang]).read_text(encoding="utf-8"))
+    expected = list(
+        ProcedureChunker(parser.options).iter_chunks_from_source(records, source_id=ELEMENT_PAGES[lang])
+    )
+    assert [(n.node_id, n.get_content()) for n in nodes] == [(c.chunk_id, c.text) for c in expected]
+    assert {n.ref_doc_id for n in nodes} == {documents[0].doc_id}
+    for node in _level(nodes, "child"):
+        meta = read_metadata(node.metadata)
+        assert meta["file_path"] == ELEMENT_PAGES[lang]
+        assert not {"category", "coordinates", "page_number", "category_depth"} & set(meta)
+        assert meta["section_path"]
+        assert meta["boxes"]
+        assert meta["source_record_refs"]
+        assert node.parent_node is not None
+    numbers = [s["number"] for n in nodes for s in read_metadata(n.metadata)["steps"]]
+    assert {"1.", "2.", "3.", "4."} <= set(numbers)
+
+
+def test_whole_text_and_element_nodes_mix(
+    tests_data: Path, texts: dict[str, str], parser: ProcedureNodeParser
+) -> None:
+    elements = _element_documents(tests_data, "ja")
+    whole = [_document(texts, lang) for lang in LANGUAGES]
+    mixed = parser.get_nodes_from_documents([whole[0], *elements, whole[1]])
+    apart = [parser.get_nodes_from_documents(docs) for docs in ([whole[0]], elements, [whole[1]])]
+    assert _ids(mixed) == [n.node_id for nodes in apart for n in nodes]
+
+
+@pytest.mark.parametrize(
+    ("metadata", "source_format"),
+    [
+        pytest.param({"file_path": "notes.txt"}, "text", id="suffix-txt"),
+        pytest.param({"file_path": "notes.md"}, "markdown", id="suffix-md"),
+        pytest.param({"source_format": "text"}, "text", id="metadata-key"),
+    ],
+)
+def test_metadata_names_the_format(
+    texts: dict[str, str], metadata: dict[str, str], source_format: str
+) -> None:
+    def contents(fmt: str) -> list[str]:
+        parser = ProcedureNodeParser(chunk_size=CHUNK_SIZE, source_format=fmt)
+        return [
+            n.get_content()
+            for n in parser.get_nodes_from_documents([Document(text=texts["en"], metadata=metadata)])
+        ]
+
+    other = "markdown" if source_format == "text" else "text"
+    assert contents("auto") == contents(source_format)
+    assert contents("auto") != contents(other)

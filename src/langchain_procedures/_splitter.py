@@ -1,8 +1,9 @@
 """``ProcedureTextSplitter``: the procedure chunker as a LangChain ``TextSplitter``.
 
 The splitter holds no chunking logic. It builds :class:`~procedure_rag.ChunkerOptions`
-once, hands each text to :class:`~procedure_rag.ProcedureChunker` and turns every
-chunk into a :class:`~langchain_core.documents.Document`.
+once, hands each text (or each run of Unstructured element documents) to
+:class:`~procedure_rag.ProcedureChunker` and turns every chunk into a
+:class:`~langchain_core.documents.Document`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from procedure_rag import (
     chunk_metadata,
 )
 from procedure_rag._tokens import tiktoken_length
+from procedure_rag._unstructured import iter_document_chunks, iter_record_groups
 
 __all__ = ["ProcedureTextSplitter"]
 
@@ -46,6 +48,14 @@ class ProcedureTextSplitter(TextSplitter):
     when present, is the chunk's ``source_id``; otherwise the core derives one from
     the text.
 
+    Documents that are single Unstructured elements (metadata ``category``, as from
+    ``UnstructuredLoader(mode="elements")``) are read together: each run of them from
+    one file (``source``/``file_path``/``filename``) is one document, its chunks carry
+    pages and boxes (``page``, ``pages``, ``boxes``, ``source_record_refs``) and the
+    metadata the run's documents share. Other documents are split one by one; with
+    ``source_format="auto"`` a ``source_format`` metadata key or the suffix of
+    ``source`` (``.md``, ``.html``, ``.rst``, ``.txt``…) says how to read them.
+
     Args:
         chunk_size: Budget of a child chunk, in units of ``length_function``.
         chunk_overlap: Must be 0: procedure blocks never overlap. Kept so that code
@@ -57,7 +67,8 @@ class ProcedureTextSplitter(TextSplitter):
         strip_whitespace: Strip whitespace from both ends of every chunk text (pieces
             of a long table or code block can end in spaces).
         language: ``"ja"``, ``"en"`` or ``"auto"`` (detected per document).
-        source_format: ``"markdown"``, ``"text"`` or ``"auto"``.
+        source_format: How whole-text documents are read: ``"markdown"``, ``"text"``,
+            ``"html"``, ``"rst"``, or ``"auto"`` (from document metadata, else the text).
         emit_parents: Also emit parent chunks, each right after its last child.
         parent_chunk_size: Budget of a parent chunk; ``None`` means four child budgets.
         max_children_per_parent: Most children one parent groups.
@@ -213,11 +224,16 @@ class ProcedureTextSplitter(TextSplitter):
         return self._iter_documents((doc.page_content, doc.metadata) for doc in documents)
 
     def _iter_documents(self, pairs: Iterable[tuple[str, Mapping[str, Any]]]) -> Iterator[Document]:
-        for text, metadata in pairs:
-            source = metadata.get("source")
-            source_id = None if source is None else str(source)
-            for chunk in self._chunker.iter_chunks(text, source_id=source_id):
-                meta = chunk_metadata(chunk, copy.deepcopy(dict(metadata)))
+        for group in iter_record_groups(pairs, metadata=lambda pair: pair[1]):
+            source = group.source if group.element_wise else group.metadata.get("source")
+            chunks = iter_document_chunks(
+                self._chunker,
+                group.items,
+                element_wise=group.element_wise,
+                source_id=None if source is None else str(source),
+            )
+            for chunk in chunks:
+                meta = chunk_metadata(chunk, copy.deepcopy(group.metadata))
                 if self._add_start_index and chunk.start_index is not None:
                     meta["start_index"] = chunk.start_index
                 yield Document(page_content=self._page_content(chunk), metadata=meta, id=chunk.chunk_id)

@@ -23,6 +23,7 @@ from procedure_rag import (
     ProcedureChunker,
     chunk_metadata,
 )
+from procedure_rag._unstructured import RecordGroup, iter_document_chunks, iter_record_groups
 
 __all__ = ["ProcedureNodeParser"]
 
@@ -66,6 +67,13 @@ def _source_id(node: BaseNode) -> str | None:
     return None
 
 
+def _element_metadata(node: BaseNode) -> dict[str, Any]:
+    """An element node's metadata, with its id as ``element_id`` when the reader chose it."""
+    if "element_id" in node.metadata or _is_generated_id(node.node_id):
+        return node.metadata
+    return {**node.metadata, "element_id": node.node_id}
+
+
 def _merged(first: Sequence[str], second: Sequence[str]) -> list[str]:
     return list(dict.fromkeys([*first, *second]))
 
@@ -83,6 +91,14 @@ class ProcedureNodeParser(NodeParser):
     Node ids are the core's stable chunk ids, so ``id_func`` must stay the default.
     Options are validated when the parser is built and cannot be changed after.
 
+    Nodes that are single Unstructured elements (metadata ``category``, as from an
+    Unstructured reader that splits by element) are read together: each run of them
+    from one file (``source``/``file_path``/``filename``) is one document whose nodes
+    carry pages and boxes and the metadata the run shares; their ``SOURCE`` is the
+    run's first node's source. Other nodes are parsed one by one; with
+    ``source_format="auto"`` a ``source_format`` metadata key or the suffix of
+    ``source``/``file_path`` (``.md``, ``.html``, ``.rst``…) says how to read them.
+
     Raises:
         ValueError: On construction, for options the core rejects (the message is
             the core's, e.g. ``chunk_size must be > 0, got 0``), or a custom ``id_func``.
@@ -91,7 +107,11 @@ class ProcedureNodeParser(NodeParser):
 
     chunk_size: int = Field(default=400, frozen=True, description="Token budget of a child node.")
     language: str = Field(default="auto", frozen=True, description='"ja", "en" or "auto".')
-    source_format: str = Field(default="auto", frozen=True, description='"markdown", "text" or "auto".')
+    source_format: str = Field(
+        default="auto",
+        frozen=True,
+        description='How whole-text nodes are read: "markdown", "text", "html", "rst" or "auto".',
+    )
     emit_parents: bool = Field(
         default=True, frozen=True, description="Whether parent nodes are emitted besides the children."
     )
@@ -165,8 +185,9 @@ class ProcedureNodeParser(NodeParser):
         self, nodes: Sequence[BaseNode], show_progress: bool = False, **kwargs: object
     ) -> list[BaseNode]:
         parsed: list[BaseNode] = []
-        for node in get_tqdm_iterable(nodes, show_progress, "Parsing nodes"):
-            parsed.extend(self._nodes_of(node))
+        items = get_tqdm_iterable(nodes, show_progress, "Parsing nodes")
+        for group in iter_record_groups(items, metadata=lambda node: node.metadata):
+            parsed.extend(self._nodes_of(group))
         return parsed
 
     def _postprocess_parsed_nodes(
@@ -178,11 +199,22 @@ class ProcedureNodeParser(NodeParser):
         # link children to parents. Everything is already in place.
         return nodes
 
-    def _nodes_of(self, node: BaseNode) -> list[TextNode]:
-        """Return the nodes of one input node, relationships set."""
+    def _nodes_of(self, group: RecordGroup[BaseNode]) -> list[TextNode]:
+        """Return the nodes of one input node (or run of element nodes), relationships set."""
+        node = group.items[0]
         source = node.source_node or node.as_related_node_info()
-        document_metadata = node.metadata if self.include_metadata else None
-        chunks = list(self._chunker.iter_chunks(node.get_content(), source_id=_source_id(node)))
+        document_metadata = group.metadata if self.include_metadata else None
+        chunks = list(
+            iter_document_chunks(
+                self._chunker,
+                [
+                    (n.get_content(), _element_metadata(n) if group.element_wise else n.metadata)
+                    for n in group.items
+                ],
+                element_wise=group.element_wise,
+                source_id=group.source if group.element_wise else _source_id(node),
+            )
+        )
         built = {c.chunk_id: self._text_node(c, node, document_metadata, source) for c in chunks}
         for c in chunks:
             if c.level is ChunkLevel.PARENT:
