@@ -160,7 +160,12 @@ class ProcedureChunker:
         fmt = detect_format(source, suffix=suffix) if source_format == "auto" else source_format
         if isinstance(source, Path):
             source_id = source_id or str(source)
-            source = source.read_bytes() if fmt == "pdf" else validate_text(source.read_bytes())
+            source = source.read_bytes()
+        if fmt == "html" and isinstance(source, bytes | bytearray):
+            # HTML names its own encoding (help files are often Shift_JIS or EUC-JP).
+            from procedure_rag._html import decode_html  # noqa: PLC0415 - needs lxml only for HTML
+
+            source = decode_html(bytes(source))
         if fmt in ("markdown", "text", "html", "rst"):
             if not isinstance(source, str | bytes | bytearray):
                 msg = f"a {fmt} source must be text, bytes or a path, got {type(source).__name__}"

@@ -44,33 +44,45 @@ def merge_spans(spans: Sequence[Span | None]) -> tuple[Span, ...]:
     return tuple(out)
 
 
+def _bound_notes(units: Sequence[Unit]) -> dict[str, list[str]]:
+    """Notes bound to steps, by step element id, over whole list units.
+
+    A note binds to the item it sits in, or to the step right before it; a paragraph
+    between a list and a note breaks the bond. Worked out on the whole list, not on
+    one part of it, so a step keeps its note when the note falls in the next part.
+    """
+    cautions: dict[str, list[str]] = {}
+    for unit in units:
+        items: set[str] = set()
+        last_item: str | None = None
+        for el in unit.elements:
+            if el.kind is ElementKind.LIST_ITEM:
+                items.add(el.element_id)
+                last_item = el.element_id
+            elif el.kind is ElementKind.TEXT and el.admonition and el is not unit.lead_in:
+                owner = el.parent_id if el.parent_id in items else last_item
+                if owner is not None:
+                    cautions.setdefault(owner, []).append(labelled(el.admonition, el.text))
+            elif el.parent_id is None and el.kind is not ElementKind.PICTURE and el is not unit.lead_in:
+                last_item = None  # a paragraph between the list and a note: the note is not the step's
+    return cautions
+
+
 def _steps(block: Block, lexicon: Lexicon) -> tuple[ProcedureStep, ...]:
-    """Parse the list items of a block; notes bind to their item or to the step before them."""
+    """Parse the list items of a block, each with the notes bound to it."""
     items: list[LayoutElement] = []
     continued: set[str] = set()
-    cautions: dict[str, list[str]] = {}
     seen: set[str] = set()
-    last_item: str | None = None
     for line in block.lines:
         el = line.element
-        if el is None or el.kind in (ElementKind.SECTION_HEADER, ElementKind.TITLE):
+        if el is None or el.kind is not ElementKind.LIST_ITEM:
             continue
-        if el.element_id in seen:
-            if line.continued and el.kind is ElementKind.LIST_ITEM and el.element_id != items[0].element_id:
-                continued.add(el.element_id)
-            continue
-        seen.add(el.element_id)
-        if el.kind is ElementKind.LIST_ITEM:
-            if line.continued:
-                continued.add(el.element_id)
+        if line.continued and (el.element_id not in seen or el.element_id != items[0].element_id):
+            continued.add(el.element_id)
+        if el.element_id not in seen:
+            seen.add(el.element_id)
             items.append(el)
-            last_item = el.element_id
-        elif el.parent_id is None and not el.admonition and el.kind is not ElementKind.PICTURE:
-            last_item = None  # a paragraph between the list and a note: the note is not the step's
-        elif el.kind is ElementKind.TEXT and el.admonition and el is not block.lead_in:
-            owner = el.parent_id if el.parent_id in {i.element_id for i in items} else last_item
-            if owner is not None:
-                cautions.setdefault(owner, []).append(labelled(el.admonition, el.text))
+    cautions = _bound_notes(list({id(u): u for u in block.units}.values()))
     numbers = {i.element_id: i.number for i in items}
     out = []
     for item in items:

@@ -57,6 +57,10 @@ _PARA_LABEL = re.compile(
     r"(?:\*\*|__)?(?:(?P<label>注意|重要|警告|Note|NOTE|Important|IMPORTANT|Caution|CAUTION|Warning|WARNING|Tip|TIP)"
     r"(?:\*\*|__)?\s*[:：]|(?P<mark>※)|【(?P<bracket>注意|重要|警告)】)"
 )
+_HTML_IMG = re.compile(r"<img\b[^>]{0,2000}>", re.IGNORECASE)
+_HTML_ALT = re.compile(r"""\balt\s*=\s*["']([^"']*)["']""", re.IGNORECASE)
+_IMAGE_PATH = re.compile(r"[\w./~%-]+\.(?:png|jpe?g|gif|svg|webp|bmp)\b", re.IGNORECASE)
+_HTML_SRC = re.compile(r"""\bsrc\s*=\s*["']([^"']*)["']""", re.IGNORECASE)
 _FM_TITLE = re.compile(r"^title:[ \t]*(.+?)[ \t]*$", re.MULTILINE)
 # Known HTML tags only: "<device name>"-style placeholders in prose are words, not markup.
 _HTML_TAG = re.compile(
@@ -511,6 +515,18 @@ class _Walker:
             lang = fence.lstrip("`~").strip() if name == "CodeBlock" and fence[:3] in ("```", "~~~") else ""
             return self.emit(kind, body, start, end, hints=(("language", lang),) if lang else ())
         if name == "HtmlBlock":
+            image = _HTML_IMG.fullmatch(raw.strip())
+            if image is not None:  # an <img> on its own is a picture, as ![alt](src) would be
+                alt = _HTML_ALT.search(image.group(0))
+                # The image path itself, also inside templating (Vue's :src="$withBase('/a.png')").
+                src = _IMAGE_PATH.search(image.group(0)) or _HTML_SRC.search(image.group(0))
+                return self.emit(
+                    ElementKind.PICTURE,
+                    alt.group(1) if alt else "",
+                    start,
+                    end,
+                    hints=(("url", src.group(src.lastindex or 0)),) if src else (),
+                )
             return self.emit(kind, _clean_block(_HTML_TAG.sub(" ", raw)), start, end, hints=(("html", "1"),))
         return self.emit(kind, _clean_block(raw), start, end)
 
