@@ -418,7 +418,7 @@ def test_tables_become_pipe_tables_with_their_captions() -> None:
     table.captions.append(caption.get_ref())
     table_el, caption_el = read_docling(doc, source_id="d")
     assert table_el.kind is K.TABLE
-    assert table_el.text == "| Setting | Value |\n| --- | --- |\n| Wired | CAT 7 (STP) |\n| IP | v6 |"
+    assert table_el.text == "| Setting | Value |\n|---|---|\n| Wired | CAT 7 (STP) |\n| IP | v6 |"
     assert (caption_el.kind, caption_el.text) == (K.CAPTION, "Table 1. Network settings")
 
 

@@ -15,8 +15,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from procedure_rag._errors import ReaderError
-from procedure_rag._layout_json import ElementSink, Fields, ListAssembler, markdown_table, rect_box
+from procedure_rag._layout_json import ElementSink, Fields, ListAssembler, rect_box
 from procedure_rag._numbering import match_heading_number
+from procedure_rag._tables import pipe_table
 from procedure_rag._types import BBox, ElementKind, LayoutElement
 
 __all__ = ["iter_azure", "read_azure"]
@@ -285,7 +286,7 @@ class _Reader:
         page, bbox = self._where(fields)
         table = self.lists.block(
             ElementKind.TABLE,
-            markdown_table(grid, header_rows),
+            pipe_table(grid, header_rows=header_rows),
             record_id=fields.record,
             page=page,
             bbox=bbox,

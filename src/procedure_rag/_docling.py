@@ -23,13 +23,13 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, TypeGuard
 
 from procedure_rag._errors import ReaderError
+from procedure_rag._labels import leading_label
 from procedure_rag._numbering import match_heading_number, match_step_marker
-from procedure_rag._plaintext import _ADMONITION as ADMONITION_PATTERN  # one label grammar for all text
-from procedure_rag._plaintext import ADMONITION_LABELS
+from procedure_rag._tables import pipe_table
 from procedure_rag._types import BBox, ElementKind, LayoutElement
 
 if TYPE_CHECKING:
@@ -419,7 +419,7 @@ class _Walker:
         if found is not None:
             if self.steps.list_id is None:
                 self.steps.list_id = f"{self.source_id}#l{element.order}"
-            return _replace(
+            return replace(
                 element,
                 kind=ElementKind.LIST_ITEM,
                 text=element.text[found.rest_start :],
@@ -427,11 +427,8 @@ class _Walker:
                 ordered=found.ordered,
                 list_id=self.steps.list_id,
             )
-        label = ADMONITION_PATTERN.match(element.text)
-        if label is not None:
-            word = next(g for g in label.groups() if g is not None)
-            return _replace(element, admonition=ADMONITION_LABELS.get(word.lower(), word))
-        return element
+        label, _ = leading_label(element.text)
+        return replace(element, admonition=label) if label else element
 
     def alt_text(self, item: NodeItem) -> str:
         description = getattr(getattr(item, "meta", None), "description", None)
@@ -512,12 +509,6 @@ class _Walker:
         return _fractions(self_ref, prov.page_no, (b.l, b.t, b.r, b.b), _value(b.coord_origin), size)
 
 
-def _replace(element: LayoutElement, **changes: object) -> LayoutElement:
-    from dataclasses import replace  # noqa: PLC0415 - only the rare paragraph-as-step path needs it
-
-    return replace(element, **changes)  # type: ignore[arg-type]  # keys are LayoutElement fields
-
-
 def _value(value: object) -> str:
     """An enum's value (Docling's labels are ``str`` enums) or the string itself."""
     return str(getattr(value, "value", value))
@@ -556,25 +547,13 @@ def _code_hints(item: object) -> tuple[tuple[str, str], ...]:
     return (("language", language),) if language and language != "unknown" else ()
 
 
-def _cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
-
-
 def _pipe_table(item: TableItem) -> str:
-    """The table as a Markdown pipe table: header rows joined into one, a rule, then the rows."""
+    """The table as a Markdown pipe table; its leading column-header rows are the header."""
     heads = item.data.grid
-    grid = [[_cell(c.text) for c in row] for row in heads]
-    if not grid or not grid[0]:
-        return ""
     n_head = 0
     while n_head < len(heads) - 1 and all(c.column_header for c in heads[n_head]):
         n_head += 1
-    n_head = max(n_head, 1)  # a table without marked headers shows its first row as the header
-    header = [
-        " ".join(dict.fromkeys(grid[r][c] for r in range(n_head) if grid[r][c])) for c in range(len(grid[0]))
-    ]
-    rows = [header, ["---"] * len(header), *grid[n_head:]]
-    return "\n".join("| " + " | ".join(row) + " |" for row in rows)
+    return pipe_table([[c.text for c in row] for row in heads], header_rows=n_head)
 
 
 def _form_text(item: object) -> str:

@@ -14,15 +14,15 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from procedure_rag._labels import leading_label
 from procedure_rag._layout_json import (
     ElementSink,
     Fields,
     ListAssembler,
-    admonition_of,
-    markdown_table,
     rect_box,
 )
 from procedure_rag._numbering import match_step_marker
+from procedure_rag._tables import pipe_table
 from procedure_rag._types import BBox, ElementKind, LayoutElement
 
 __all__ = ["iter_google_docai", "read_google_docai"]
@@ -178,7 +178,7 @@ class _Reader:
                 text,
                 parent_id=ctx.parent_id,
                 list_id=ctx.list_id,
-                admonition=admonition_of(text),
+                admonition=leading_label(text)[0],
                 **common,  # type: ignore[arg-type]
             )
         elif text:
@@ -243,7 +243,7 @@ class _Reader:
                 header_rows += part == "headerRows"
         self.sink.add(
             ElementKind.TABLE,
-            markdown_table(rows, header_rows),
+            pipe_table(rows, header_rows=header_rows),
             record_id=record,
             page=where.page,
             bbox=where.bbox,

@@ -17,9 +17,8 @@ The reader takes ``str``. Bytes are decoded by :func:`decode_html` (byte-order m
 then ``<meta charset>``, then UTF-8); a caller that wants spans into the text must
 decode first and keep the ``str``.
 
-The block machinery at the top (:class:`BlockEmitter`, :func:`place`,
-:func:`pipe_table`, :func:`leading_admonition`) is shared with the
-reStructuredText reader.
+The block machinery at the top (:class:`BlockEmitter`, :func:`place`) is shared
+with the reStructuredText reader.
 """
 
 from __future__ import annotations
@@ -31,7 +30,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from procedure_rag._errors import ReaderError
+from procedure_rag._labels import LABEL_WORDS, admonition_label, leading_label
 from procedure_rag._numbering import DEFAULT_STEP_STYLES, StepMarker, StepStyle, match_step_marker
+from procedure_rag._tables import pipe_table
 from procedure_rag._text import join_lines
 from procedure_rag._types import ElementKind, LayoutElement, Span
 
@@ -41,12 +42,9 @@ if TYPE_CHECKING:
 __all__ = [
     "BlockEmitter",
     "Draft",
-    "admonition_label",
     "decode_html",
     "format_number",
     "iter_html",
-    "leading_admonition",
-    "pipe_table",
     "place",
     "read_html",
 ]
@@ -57,71 +55,11 @@ K = ElementKind
 # Shared by the markup readers (HTML, reStructuredText): blocks in reading order, then spans.
 # ---------------------------------------------------------------------------------------------
 
-#: Admonition names as sources write them, and the label the chunker knows.
-_LABELS = {
-    "note": "note",
-    "notice": "note",
-    "info": "note",
-    "seealso": "note",
-    "see also": "note",
-    "todo": "note",
-    "warning": "warning",
-    "danger": "warning",
-    "error": "warning",
-    "caution": "caution",
-    "attention": "caution",
-    "important": "important",
-    "tip": "tip",
-    "hint": "tip",
-}
-_JA_LABELS = frozenset({"注意", "重要", "警告", "注", "※", "ヒント", "メモ", "補足", "ポイント"})
-# A block that opens with a caution label is a note: "※ …", "注意: …", "注：…", "**Note:** …".
-_LEADING_LABEL = re.compile(
-    r"(?:\*\*|__)?(?:(?P<label>注意|重要|警告|注|ヒント|メモ|補足|Note|NOTE|Important|IMPORTANT|Caution|CAUTION|"
-    r"Warning|WARNING|Tip|TIP)(?:\*\*|__)?\s*[:：]|(?P<mark>※)|【(?P<bracket>注意|重要|警告|注)】)"
-)
 # Step markers that read as steps on their own; "1." or "-" at the start of one
 # paragraph is as often prose ("1. の設定は…") and needs a second marked line.
 _WEAK_STYLES = frozenset({"dotted", "close-paren", "roman", "letter", "bullet", "bullet-cjk", "sphinx-auto"})
 _WORD = re.compile(r"[A-Za-z0-9]{1,12}|[\u3040-\u30ff\u3400-\u9fff\uff66-\uff9f]{1,6}")
-_CELL_SPACE = re.compile(r"\s+")
 _SEARCH_WINDOW = 20_000
-
-
-def admonition_label(name: str) -> str:
-    """The chunker's label for an admonition name (``"hint"`` -> ``"tip"``), or ``""``."""
-    name = name.strip().rstrip(":：").strip()
-    if name in _JA_LABELS:
-        return name
-    return _LABELS.get(name.lower(), "")
-
-
-def leading_admonition(text: str) -> str:
-    """The label a block opens with (``"※"``, ``"注意"``, ``"note"``), or ``""``."""
-    m = _LEADING_LABEL.match(text.lstrip())
-    if m is None:
-        return ""
-    label = m.group("label") or m.group("mark") or m.group("bracket")
-    return label.lower() if label.isascii() else label
-
-
-def pipe_table(rows: Sequence[Sequence[str]]) -> str:
-    """Render rows as a Markdown pipe table; the first row is the header.
-
-    Cell text is put on one line and ``|`` is escaped; short rows are padded.
-    """
-    rows = [row for row in rows if row]
-    if not rows:
-        return ""
-    width = max(len(row) for row in rows)
-    cells = [[_cell(c) for c in row] + [""] * (width - len(row)) for row in rows]
-    lines = ["| " + " | ".join(row) + " |" for row in cells]
-    lines.insert(1, "|" + "---|" * width)
-    return "\n".join(lines)
-
-
-def _cell(text: str) -> str:
-    return _CELL_SPACE.sub(" ", text).strip().replace("|", "\\|")
 
 
 @dataclass
@@ -307,7 +245,7 @@ class BlockEmitter:
         strong = any(mk.style not in _WEAK_STYLES for mk in found)
         if admonition or not found or not (strong or len(found) > 1 or self._pseudo_list):
             text = self.join(lines)
-            self.block(K.TEXT, text, line, admonition=admonition or leading_admonition(text))
+            self.block(K.TEXT, text, line, admonition=admonition or leading_label(text)[0])
             return
         group: list[str] = []
         marker = None
@@ -324,7 +262,7 @@ class BlockEmitter:
             return
         text = self.join(group)
         if marker is None:
-            self.block(K.TEXT, text, line, admonition=leading_admonition(text))
+            self.block(K.TEXT, text, line, admonition=leading_label(text)[0])
             return
         self._flush_item()
         parent: str | None
@@ -817,7 +755,7 @@ class _HtmlWalker:
         )
         title_text = " ".join(_lines(_render(title, marks=False))) if title is not None else ""
         lines = _lines(_render(el, skip=title))
-        if title_text and admonition_label(title_text) != label and title_text not in _JA_LABELS:
+        if title_text and admonition_label(title_text) != label and title_text not in LABEL_WORDS["ja"]:
             lines.insert(0, title_text)
         self.out.block(K.TEXT, "\n".join(lines), line, admonition=label)
 

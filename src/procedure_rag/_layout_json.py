@@ -4,17 +4,18 @@ The three services return JSON with the same gaps: lists are paragraphs whose
 text starts with a marker, notes are paragraphs that start with a label, and
 nothing stops a field from holding the wrong type. This module holds the typed
 accessors that turn a bad field into a :class:`ReaderError` naming the record,
-box conversion, Markdown tables, and :class:`ListAssembler`, which turns a run of
+box conversion, and :class:`ListAssembler`, which turns a run of
 paragraphs into list items with levels, parents and list ids.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from procedure_rag._errors import ReaderError
+from procedure_rag._labels import leading_label
 from procedure_rag._numbering import match_step_marker
 from procedure_rag._types import BBox, ElementKind, LayoutElement
 
@@ -22,30 +23,13 @@ __all__ = [
     "ElementSink",
     "Fields",
     "ListAssembler",
-    "admonition_of",
-    "markdown_table",
     "rect_box",
 ]
 
-# A leading label that makes a paragraph a note: "Note: …", "IMPORTANT …", "注意：…", "※ …".
-_LABEL = re.compile(
-    r"^\s*(?:(?P<label>Note|Important|Caution|Warning|Tip|注意|重要|警告)(?:\s*[:：]|\s*\n|\s+(?=\S))"
-    r"|(?P<mark>※)|【(?P<bracket>注意|重要|警告)】)",
-    re.IGNORECASE,
-)
 # A first number of a list: "1.", "1)", "(1)", "①", "a.", "Step 1", "手順1".
 _FIRST = re.compile(r"^(?:\D*?[1１]\D*|[(（]?[aａi][)）.]?|①|❶|[A-Z]-1[.:)]?)$")
 # How much further right (fraction of the page width) a paragraph must start to nest.
 _INDENT = 0.015
-
-
-def admonition_of(text: str) -> str:
-    """The note label a paragraph opens with (``"note"``, ``"注意"``, ``"※"``…), or ``""``."""
-    m = _LABEL.match(text)
-    if m is None:
-        return ""
-    label = m.group("label") or m.group("mark") or m.group("bracket")
-    return label.lower() if label.isascii() else label
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,23 +157,6 @@ def rect_box(
         raise fields.error(str(exc)) from None
 
 
-def markdown_table(rows: Sequence[Sequence[str]], header_rows: int) -> str:
-    """A Markdown pipe table; the first row is the header when the source marks none."""
-    width = max((len(r) for r in rows), default=0)
-    if not width:
-        return ""
-
-    def line(cells: Sequence[str]) -> str:
-        padded = [*cells, *[""] * (width - len(cells))]
-        return "| " + " | ".join(" ".join(c.split()).replace("|", "\\|") for c in padded) + " |"
-
-    header = max(header_rows, 1)
-    out = [line(r) for r in rows[:header]]
-    out.append("|" + "---|" * width)
-    out.extend(line(r) for r in rows[header:])
-    return "\n".join(out)
-
-
 @dataclass
 class ElementSink:
     """Numbers elements in reading order and gives them ids."""
@@ -285,7 +252,7 @@ class ListAssembler:
                 page=page,
                 bbox=bbox,
                 hints=hints,
-                admonition=admonition_of(text),
+                admonition=leading_label(text)[0],
             )
         ordered = marker.ordered if ordered_hint is None else ordered_hint
         rest = text.lstrip()[marker.rest_start :].strip()

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from procedure_rag._labels import leading_label
 from procedure_rag._numbering import DEFAULT_STEP_STYLES, StepStyle, match_step_marker
 from procedure_rag._text import join_lines
 from procedure_rag._types import ElementKind, LayoutElement, Span
@@ -48,15 +49,6 @@ _BREAKS = frozenset({"SoftBreak", "HardBreak"})
 _MD_MARKER = re.compile(r"[ \t]*(?P<m>[-*+]|\d{1,9}[.)])")
 _QUOTE_PREFIX = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.MULTILINE)
 _GFM_ALERT = re.compile(r"^\s*\[!(?P<label>[A-Za-z]+)\]\s*$")
-_LABEL_LINE = re.compile(
-    r"^\s*(?:\*\*|__)?\s*(?P<label>注意|重要|警告|注|ヒント|メモ|補足|ポイント|Note|NOTE|Important|IMPORTANT|"
-    r"Caution|CAUTION|Warning|WARNING|Tip|TIP)\s*(?:\*\*|__)?\s*[:：]?\s*(?:\*\*|__)?"
-)
-# A paragraph that opens with a caution label is a note: "※ …", "注意: …", "**Note:** …".
-_PARA_LABEL = re.compile(
-    r"(?:\*\*|__)?(?:(?P<label>注意|重要|警告|Note|NOTE|Important|IMPORTANT|Caution|CAUTION|Warning|WARNING|Tip|TIP)"
-    r"(?:\*\*|__)?\s*[:：]|(?P<mark>※)|【(?P<bracket>注意|重要|警告)】)"
-)
 _HTML_IMG = re.compile(r"<img\b[^>]{0,2000}>", re.IGNORECASE)
 _HTML_ALT = re.compile(r"""\balt\s*=\s*["']([^"']*)["']""", re.IGNORECASE)
 _IMAGE_PATH = re.compile(r"[\w./~%-]+\.(?:png|jpe?g|gif|svg|webp|bmp)\b", re.IGNORECASE)
@@ -170,15 +162,13 @@ def _quote_text(raw: str) -> tuple[str, str]:
     label = ""
     if lines:
         alert = _GFM_ALERT.match(lines[0])
-        named = None if alert else _LABEL_LINE.match(lines[0])
         if alert:
             label = alert.group("label").lower()
             lines = lines[1:]
-        elif named:
-            label = named.group("label")
-            label = label.lower() if label.isascii() else label
-            rest = lines[0][named.end() :].strip()
-            lines = ([rest] if rest else []) + lines[1:]
+        else:
+            label, rest = leading_label(lines[0])
+            if label:
+                lines = ([rest.strip()] if rest.strip() else []) + lines[1:]
     return label, _prose("\n".join(lines))
 
 
@@ -448,11 +438,7 @@ class _Walker:
         marks = [match_step_marker(ln.lstrip(_LINE_INDENT), self.step_styles) for ln in lines]
         first_mark = next((mk for mk in marks if mk is not None), None)
         if first_mark is None or (len(lines) == 1 and first_mark.style.startswith("bullet")):
-            label = _PARA_LABEL.match(self.text, start, end)
-            admonition = ""
-            if label:
-                admonition = label.group("label") or label.group("mark") or label.group("bracket")
-                admonition = admonition.lower() if admonition.isascii() else admonition
+            admonition, _ = leading_label(self.text[start:end])
             yield self.emit(ElementKind.TEXT, _prose(self.text[start:end]), start, end, admonition=admonition)
             return
         nested = bool(self.items)

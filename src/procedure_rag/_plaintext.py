@@ -29,10 +29,10 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import Counter, deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from types import MappingProxyType
 
+from procedure_rag._labels import LEADING_LABEL, leading_label
 from procedure_rag._numbering import (
     DEFAULT_HEADING_STYLES,
     DEFAULT_STEP_STYLES,
@@ -44,43 +44,7 @@ from procedure_rag._numbering import (
 )
 from procedure_rag._types import ElementKind, LayoutElement, Span
 
-__all__ = ["ADMONITION_LABELS", "iter_plain_text", "read_plain_text"]
-
-#: Words that open a note or caution, mapped to the element's ``admonition`` label.
-ADMONITION_LABELS: Mapping[str, str] = MappingProxyType(
-    {
-        "note": "note",
-        "notes": "note",
-        "caution": "caution",
-        "warning": "warning",
-        "important": "important",
-        "tip": "tip",
-        "tips": "tip",
-        "notice": "notice",
-        "danger": "danger",
-        "注意": "注意",
-        "ご注意": "注意",
-        "重要": "重要",
-        "警告": "警告",
-        "注": "注",
-        "ヒント": "ヒント",
-        "メモ": "メモ",
-        "補足": "補足",
-        "ポイント": "ポイント",
-        "※": "※",
-    }
-)
-
-_WORDS = "|".join(re.escape(w) for w in sorted(ADMONITION_LABELS, key=len, reverse=True) if w != "※")
-_ADMONITION = re.compile(
-    rf"[【［\[<＜〈《(（](?P<b>{_WORDS})[】］\]>＞〉》)）][ \t\u3000:：]*"  # 【注意】 [Note]
-    rf"|(?P<c>{_WORDS})[ \t\u3000]*[:：][ \t\u3000]*"  # Note: / 注意：
-    rf"|(?P<a>{_WORDS})[ \t\u3000]*$"  # NOTE alone on its line
-    r"|(?P<k>※)[0-9０-９]*[ \t\u3000]*"  # ※ / ※1
-    r"|(?P<j>注意|重要|警告)[ \t\u3000]+"  # 注意　…
-    r"|(?-i:(?P<u>NOTE|CAUTION|WARNING|IMPORTANT|TIP))[ \t\u3000]{2,}",  # NOTE  … (PDF text, icon lost)
-    re.IGNORECASE,
-)
+__all__ = ["iter_plain_text", "read_plain_text"]
 
 # Line breaks; only the form feed also breaks the page.
 _BREAK = re.compile(r"\r\n|[\r\n\f\v\x1c\x1d\x1e\x85\u2028\u2029]")
@@ -402,7 +366,7 @@ class _Reader:
         self.step_prefilter = _prefilter([st.pattern for st in step_styles])
         heading_prefilter = _prefilter([st.pattern for st in heading_styles])
         self.special = (
-            re.compile(f"{_RULE.pattern}|{_ADMONITION.pattern}|{heading_prefilter.pattern}", re.IGNORECASE)
+            re.compile(f"{_RULE.pattern}|{LEADING_LABEL.pattern}|{heading_prefilter.pattern}", re.IGNORECASE)
             if heading_prefilter is not None
             else None
         )
@@ -965,13 +929,12 @@ class _Reader:
         return True
 
     def try_admonition(self, line: _Line) -> bool:
-        m = _ADMONITION.match(line.head)
-        if m is None:
+        label, after = leading_label(line.head)
+        if not label:
             return False
-        word = next(g for g in m.group("b", "c", "a", "k", "j", "u") if g is not None)
-        rest = line.body + m.end()
+        rest = line.body + len(line.head) - len(after)
         block = self.new_block(ElementKind.TEXT, line, [(rest, line.end)] if rest < line.end else [])
-        block.admonition = ADMONITION_LABELS.get(word.lower(), word)
+        block.admonition = label
         self.attach(block)
         self.cur = block
         self.cur_indent = line.indent

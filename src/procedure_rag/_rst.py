@@ -30,8 +30,10 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from procedure_rag._errors import ReaderError
-from procedure_rag._html import BlockEmitter, admonition_label, format_number, pipe_table, place
+from procedure_rag._html import BlockEmitter, format_number, place
+from procedure_rag._labels import admonition_label
 from procedure_rag._numbering import DEFAULT_STEP_STYLES, StepStyle
+from procedure_rag._tables import pipe_table
 from procedure_rag._text import join_lines
 from procedure_rag._types import ElementKind, LayoutElement
 

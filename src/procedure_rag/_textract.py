@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from procedure_rag._layout_json import ElementSink, Fields, ListAssembler, markdown_table, rect_box
+from procedure_rag._layout_json import ElementSink, Fields, ListAssembler, rect_box
 from procedure_rag._numbering import match_heading_number, match_step_marker
+from procedure_rag._tables import pipe_table
 from procedure_rag._text import join_lines
 from procedure_rag._types import BBox, ElementKind, LayoutElement
 
@@ -179,7 +180,7 @@ class _Reader:
         """A Markdown table from TABLE/CELL children (TABLES feature), else one row per line."""
         tables = [c for c in self.children(block) if c.get_str("BlockType") == "TABLE"]
         if not tables:
-            return markdown_table([[self.text(c, (block.record,))] for c in self.children(block)], 1)
+            return pipe_table([[self.text(c, (block.record,))] for c in self.children(block)])
         cells: dict[tuple[int, int], str] = {}
         headers: set[int] = set()
         for table in tables:
@@ -195,4 +196,4 @@ class _Reader:
         cols_n = max((c for _, c in cells), default=0)
         grid = [[cells.get((r, c), "") for c in range(1, cols_n + 1)] for r in range(1, rows_n + 1)]
         header_rows = next((r - 1 for r in range(1, rows_n + 1) if r not in headers), rows_n)
-        return markdown_table(grid, header_rows)
+        return pipe_table(grid, header_rows=header_rows)

@@ -51,10 +51,11 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from procedure_rag._errors import ReaderError
+from procedure_rag._labels import leading_label
 from procedure_rag._lexicon import LEXICONS, Lexicon, detect_language, split_sentences
 from procedure_rag._numbering import match_heading_number, match_step_marker
-from procedure_rag._plaintext import _ADMONITION, ADMONITION_LABELS
 from procedure_rag._readers import FORMATS, SUFFIXES, load_json
+from procedure_rag._tables import pipe_table
 from procedure_rag._types import BBox, Chunk, ElementKind, LayoutElement
 
 if TYPE_CHECKING:
@@ -174,7 +175,6 @@ PROCEDURE_HEADINGS: Mapping[str, re.Pattern[str]] = {
 
 # Room (fraction of the page width) a block must start right of a list's items to sit inside one.
 _INDENT = 0.01
-_SPACE = re.compile(r"\s+")
 
 
 # -- records -----------------------------------------------------------------------------------
@@ -407,8 +407,7 @@ class _TableParser(HTMLParser):
 
     def handle_endtag(self, tag: str) -> None:
         if tag in ("td", "th") and self._cell is not None:
-            cell = _SPACE.sub(" ", "".join(self._cell)).strip().replace("|", "\\|")
-            self.rows[-1].extend([cell] + [""] * (self._span - 1))
+            self.rows[-1].extend(["".join(self._cell)] + [""] * (self._span - 1))
             self._cell = None
 
     def handle_data(self, data: str) -> None:
@@ -421,14 +420,7 @@ def html_table_to_markdown(html: str) -> str:
     parser = _TableParser()
     parser.feed(html)
     parser.close()
-    rows = [row for row in parser.rows if row]
-    if not rows:
-        return ""
-    width = max(len(row) for row in rows)
-    rows = [row + [""] * (width - len(row)) for row in rows]
-    lines = ["| " + " | ".join(row) + " |" for row in rows]
-    lines.insert(1, "|" + "---|" * width)
-    return "\n".join(lines)
+    return pipe_table(parser.rows)
 
 
 # -- passes --------------------------------------------------------------------------------------
@@ -456,11 +448,9 @@ def _mark(entries: list[_Entry]) -> list[_Entry]:
                 )
                 e.text = e.text[marker.rest_start :]
         if e.kind in (ElementKind.TEXT, ElementKind.SECTION_HEADER):
-            m = _ADMONITION.match(e.text)
-            if m is not None:
-                word = next(g for g in m.group("b", "c", "a", "k", "j", "u") if g is not None)
-                found = ADMONITION_LABELS.get(word.lower(), word)
-                if not e.text[m.end() :].strip(" :：\u3000"):
+            found, rest = leading_label(e.text)
+            if found:
+                if not rest.strip(" :：\u3000"):
                     label = found  # a label alone: it names the next paragraph
                     continue
                 e.kind, e.admonition = ElementKind.TEXT, found
