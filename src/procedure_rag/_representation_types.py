@@ -1,0 +1,94 @@
+"""Search representations of a raw chunk: the value types and which kinds a chunk gets.
+
+A representation is a text that is embedded and searched in place of (or besides)
+the raw chunk. Every representation points at exactly one raw chunk (``chunk_id``);
+a hit on any of them returns that raw chunk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from types import MappingProxyType
+
+from procedure_rag._types import ChunkType
+
+__all__ = [
+    "DEFAULT_KINDS",
+    "Representation",
+    "RepresentationKind",
+    "kinds_for",
+    "representation_id",
+]
+
+
+class RepresentationKind(StrEnum):
+    """What a representation is."""
+
+    RAW = "raw"
+    SUMMARY = "summary"
+    QUESTION = "question"
+    KEYWORDS = "keywords"
+    TABLE_SUMMARY = "table_summary"
+    CODE_DOCSTRING = "code_docstring"
+    IMAGE_CAPTION = "image_caption"
+
+
+_K = RepresentationKind
+
+#: Kinds each chunk type gets by default.
+DEFAULT_KINDS: Mapping[ChunkType, tuple[RepresentationKind, ...]] = MappingProxyType(
+    {
+        ChunkType.PROCEDURE: (_K.RAW, _K.QUESTION, _K.SUMMARY, _K.KEYWORDS),
+        ChunkType.TEXT: (_K.RAW, _K.SUMMARY, _K.QUESTION),
+        ChunkType.TABLE: (_K.TABLE_SUMMARY, _K.RAW),
+        ChunkType.CODE: (_K.CODE_DOCSTRING, _K.RAW),
+        ChunkType.PICTURE: (_K.IMAGE_CAPTION,),
+    }
+)
+
+
+def kinds_for(
+    chunk_type: ChunkType, kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None
+) -> tuple[RepresentationKind, ...]:
+    """The kinds a chunk of ``chunk_type`` gets (``kinds`` overrides the defaults per type)."""
+    table = DEFAULT_KINDS if kinds is None else {**DEFAULT_KINDS, **kinds}
+    return table.get(chunk_type, (_K.RAW,))
+
+
+def representation_id(chunk_id: str, kind: RepresentationKind, index: int, text: str) -> str:
+    """A stable id: the same chunk, kind, position and text give the same id."""
+    digest = hashlib.sha1(f"{chunk_id}\x1f{kind.value}\x1f{index}\x1f{text}".encode())  # noqa: S324 - an id
+    return digest.hexdigest()[:32]
+
+
+@dataclass(frozen=True, slots=True)
+class Representation:
+    """One search representation of one raw chunk.
+
+    Attributes:
+        chunk_id: The raw chunk it points at (stored as ``doc_id`` in vector stores).
+        kind: What it is.
+        text: The text to embed.
+        index: Its position among the chunk's representations of the same kind
+            (questions come several to a chunk).
+        generator: Who made it: ``"deterministic"``, or the model's identity.
+        fallback: True when a model was asked and failed, so the deterministic
+            generator filled in.
+        metadata: Extra scalar facts (``is_table``, ``columns``…), store-ready.
+    """
+
+    chunk_id: str
+    kind: RepresentationKind
+    text: str
+    index: int = 0
+    generator: str = "deterministic"
+    fallback: bool = False
+    metadata: Mapping[str, str | int | float | bool] = field(default_factory=dict)
+
+    @property
+    def representation_id(self) -> str:
+        """Stable id of this representation."""
+        return representation_id(self.chunk_id, self.kind, self.index, self.text)
