@@ -148,3 +148,15 @@ def test_pages_boxes_and_record_ids_reach_chunk_metadata() -> None:
     assert [(s["number"], s.get("page")) for s in meta["steps"]] == [("1.", 3), ("2.", 4)]
     assert meta["condition"] == "If the standard reset didn't work"
     assert json.loads(chunk_metadata(child)["boxes"])  # stored as a JSON string
+
+
+@pytest.mark.parametrize(
+    ("payload", "expected"),
+    [({"Blocks": []}, "textract"), ([{"type": "Title", "text": "T"}], "unstructured")],
+)
+def test_saved_parser_json_is_told_by_its_shape(tmp_path: Path, payload: object, expected: str) -> None:
+    saved = tmp_path / "manual.json"
+    saved.write_text(json.dumps(payload), encoding="utf-8")
+    assert detect_format(saved) == expected
+    assert detect_format(saved.read_bytes()) == expected
+    assert detect_format(saved.read_text(encoding="utf-8")) == expected

@@ -93,15 +93,18 @@ def detect_format(source: object, *, suffix: str | None = None) -> str:
         One of :data:`FORMATS`. Text without other signs is ``"markdown"`` when it
         looks like Markdown, else ``"text"``.
     """
-    if suffix and suffix.lower() in SUFFIXES:
-        return SUFFIXES[suffix.lower()]
+    hinted = SUFFIXES.get((suffix or "").lower())
+    if hinted is not None:
+        return hinted
     if isinstance(source, Path):
-        return SUFFIXES.get(source.suffix.lower(), "text")
+        if source.suffix.lower() != ".json":
+            return SUFFIXES.get(source.suffix.lower(), "text")
+        source = source.read_bytes()  # a parser's saved output: told by its shape below
     if isinstance(source, bytes | bytearray):
         if bytes(source[:5]) == b"%PDF-":
             return "pdf"
-        # Only for telling the format: the text reader validates the bytes properly.
-        return _text_format(bytes(source[:50_000]).decode("utf-8", errors="replace"))
+        # Only for telling the format: the reader validates the bytes properly.
+        source = bytes(source).decode("utf-8", errors="replace")
     if isinstance(source, str):
         return _text_format(source)
     return _layout_format(source)
@@ -110,6 +113,14 @@ def detect_format(source: object, *, suffix: str | None = None) -> str:
 def _text_format(text: str) -> str:
     from procedure_rag._markdown import looks_like_markdown  # noqa: PLC0415 - import cycle
 
+    stripped = text.lstrip()
+    if stripped[:1] in ("{", "["):  # JSON text: a parser's output, told by its shape
+        try:
+            parsed = json.loads(stripped)
+        except json.JSONDecodeError:
+            parsed = None
+        if isinstance(parsed, dict | list):
+            return _layout_format(parsed)
     head = text[:2000].lstrip().lower()
     if head.startswith(("<!doctype html", "<html")) or ("<body" in head and "</" in head):
         return "html"
