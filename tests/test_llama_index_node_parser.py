@@ -68,7 +68,8 @@ def _ids(nodes: Sequence[BaseNode]) -> list[str]:
 
 
 def test_public_names() -> None:
-    assert llama_index_procedures.__all__ == ["ProcedureNodeParser"]
+    # The full list is pinned in tests/test_package.py.
+    assert "ProcedureNodeParser" in llama_index_procedures.__all__
     assert issubclass(ProcedureNodeParser, NodeParser)
     assert ProcedureNodeParser.class_name() == "ProcedureNodeParser"
 

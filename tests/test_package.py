@@ -130,10 +130,18 @@ PUBLIC_NAMES = {
         "read_metadata",
     ],
     "langchain_procedures": [
+        "LangChainModel",
         "ProcedureTextSplitter",
+        "agenerate_representation_documents",
+        "generate_representation_documents",
+        "representations_to_documents",
     ],
     "llama_index_procedures": [
+        "LlamaIndexModel",
         "ProcedureNodeParser",
+        "agenerate_representation_nodes",
+        "generate_representation_nodes",
+        "representations_to_index_nodes",
     ],
 }
 

@@ -11,9 +11,16 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from procedure_rag._types import SCHEMA_VERSION, BBox, Chunk
+from procedure_rag._types import SCHEMA_VERSION, BBox, Chunk, ChunkLevel, ChunkType, ProcedureStep, Span
 
-__all__ = ["JSON_KEYS", "OPTIONAL_KEYS", "STRUCTURAL_KEYS", "chunk_metadata", "read_metadata"]
+__all__ = [
+    "JSON_KEYS",
+    "OPTIONAL_KEYS",
+    "STRUCTURAL_KEYS",
+    "chunk_from_metadata",
+    "chunk_metadata",
+    "read_metadata",
+]
 
 #: Keys whose values are JSON strings.
 JSON_KEYS = (
@@ -143,3 +150,102 @@ def read_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
                 msg = f"metadata key {key!r} is not valid JSON: {exc.msg}"
                 raise ValueError(msg) from exc
     return out
+
+
+#: Keys :func:`chunk_from_metadata` cannot do without.
+_REQUIRED_KEYS = ("schema_version", "chunk_id", "chunk_type", "chunk_level", "source_id", "language")
+
+
+def chunk_from_metadata(text: str, metadata: Mapping[str, Any]) -> Chunk:
+    """Rebuild the :class:`Chunk` that :func:`chunk_metadata` described.
+
+    This is the way back for chunks that went through a framework as text plus
+    flat metadata (a LangChain ``Document``, a LlamaIndex ``TextNode``), so that
+    later stages that need the structure (representation generators) do not have
+    to chunk the document again. JSON-string values are decoded as by
+    :func:`read_metadata`; extra keys (the input document's own) are ignored.
+
+    The metadata does not keep everything: :meth:`ProcedureStep.to_dict` drops a
+    step's full ``text`` (markup and result sentence included), so the rebuilt step's
+    ``text`` is its ``action`` unless the step dict has a ``text``; a step's
+    ``element_id`` is empty; boxes keep 4 decimal places.
+    ``chunk_metadata(chunk_from_metadata(t, m))`` gives back ``m``'s structural keys.
+
+    Args:
+        text: The chunk's text (``page_content`` / the node's text).
+        metadata: Metadata written by :func:`chunk_metadata`.
+
+    Returns:
+        The chunk.
+
+    Raises:
+        ValueError: When a required key is missing, the schema version is not
+            :data:`SCHEMA_VERSION`, a value is of the wrong kind, or a JSON key
+            holds invalid JSON.
+    """
+    missing = [key for key in _REQUIRED_KEYS if key not in metadata]
+    if missing:
+        msg = f"metadata lacks {', '.join(missing)}: it was not written by chunk_metadata"
+        raise ValueError(msg)
+    if metadata["schema_version"] != SCHEMA_VERSION:
+        msg = (
+            f"metadata schema_version is {metadata['schema_version']!r}, this version reads {SCHEMA_VERSION}"
+        )
+        raise ValueError(msg)
+    meta = read_metadata(metadata)
+    try:
+        return Chunk(
+            chunk_id=str(meta["chunk_id"]),
+            text=text,
+            chunk_type=ChunkType(meta["chunk_type"]),
+            level=ChunkLevel(meta["chunk_level"]),
+            section_path=tuple(meta.get("section_path", ())),
+            source_id=str(meta["source_id"]),
+            language=str(meta["language"]),
+            steps=tuple(_step(step) for step in meta.get("steps", ())),
+            lead_in=str(meta.get("lead_in", "")),
+            condition=str(meta.get("condition", "")),
+            source_spans=tuple(Span(start, end) for start, end in meta.get("source_spans", ())),
+            element_ids=tuple(meta.get("element_ids", ())),
+            related_elements=tuple(
+                (e["element_id"], e["kind"], e["chunk_id"]) for e in meta.get("related_elements", ())
+            ),
+            page=meta.get("page"),
+            parent_id=meta.get("parent_id") or None,
+            child_ids=tuple(meta.get("child_ids", ())),
+            continued=bool(meta.get("continued", False)),
+            boxes=tuple(
+                (box.get("page"), _bbox(box["bbox"], box.get("page_size"))) for box in meta.get("boxes", ())
+            ),
+            source_record_refs=tuple(meta.get("source_record_refs", ())),
+        )
+    except (KeyError, TypeError) as exc:
+        msg = f"metadata of chunk {meta['chunk_id']!r} is malformed: {exc!r}"
+        raise ValueError(msg) from exc
+
+
+def _step(data: Mapping[str, Any]) -> ProcedureStep:
+    """The inverse of :meth:`ProcedureStep.to_dict`, as far as it goes."""
+    bbox = data.get("bbox")
+    return ProcedureStep(
+        number=data["number"],
+        text=data.get("text") or data["action"],
+        action=data["action"],
+        target=data.get("target", ""),
+        condition=data.get("condition", ""),
+        result=data.get("result", ""),
+        caution=data.get("caution", ""),
+        depth=data.get("depth", 0),
+        parent_number=data.get("parent_number", ""),
+        page=data.get("page"),
+        bbox=None if bbox is None else _bbox(bbox, None),
+        is_continuation=bool(data.get("continued", False)),
+    )
+
+
+def _bbox(coords: list[float], page_size: list[Any] | None) -> BBox:
+    left, top, right, bottom = coords
+    if page_size is None:
+        return BBox(left, top, right, bottom)
+    width, height, unit = page_size
+    return BBox(left, top, right, bottom, width, height, unit)

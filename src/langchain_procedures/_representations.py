@@ -1,0 +1,134 @@
+"""Search representations as LangChain documents, for ``MultiVectorRetriever`` and kin.
+
+Each :class:`~procedure_rag.Representation` becomes one ``Document``: its text to embed,
+``id`` = the representation's stable id, and metadata ``doc_id`` = the raw chunk's id (the
+``id_key`` of ``MultiVectorRetriever``), so a hit on any representation returns the raw
+chunk from the docstore.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from langchain_core.documents import Document
+from langchain_core.runnables import Runnable
+
+from langchain_procedures._models import LangChainModel
+from procedure_rag._deterministic import generate_representations
+from procedure_rag._llm import LLMGenerator, RepresentationCache
+from procedure_rag._metadata import chunk_from_metadata
+from procedure_rag._representation_types import Representation, RepresentationKind
+from procedure_rag._types import Chunk, ChunkType
+
+__all__ = [
+    "agenerate_representation_documents",
+    "generate_representation_documents",
+    "representations_to_documents",
+]
+
+
+def representations_to_documents(
+    representations: Iterable[Representation], *, metadata: Mapping[str, Any] | None = None
+) -> list[Document]:
+    """Return one ``Document`` per representation, ready for a vector store.
+
+    Args:
+        representations: The representations.
+        metadata: Metadata every document gets (a tenant, a corpus name). The
+            representation's own metadata is written over it, then the keys
+            ``doc_id`` (raw chunk id), ``representation`` (kind), ``representation_index``,
+            ``generator`` and ``fallback``.
+
+    Returns:
+        The documents, in the order of ``representations``; ``Document.id`` is the
+        representation id, ``page_content`` its text.
+
+    """
+    return [
+        Document(
+            page_content=rep.text,
+            metadata={
+                **(metadata or {}),
+                **rep.metadata,
+                "doc_id": rep.chunk_id,
+                "representation": rep.kind.value,
+                "representation_index": rep.index,
+                "generator": rep.generator,
+                "fallback": rep.fallback,
+            },
+            id=rep.representation_id,
+        )
+        for rep in representations
+    ]
+
+
+def generate_representation_documents(
+    chunks: Iterable[Document | Chunk],
+    *,
+    model: Runnable[Any, Any] | LangChainModel | None = None,
+    kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None,
+    cache: RepresentationCache | None = None,
+    max_concurrency: int = 4,
+) -> list[Document]:
+    """Generate the representations of chunks and return them as documents.
+
+    Args:
+        chunks: Chunk documents from :class:`~langchain_procedures.ProcedureTextSplitter`
+            (their metadata holds the chunk's structure, which
+            :func:`procedure_rag._metadata.chunk_from_metadata` reads back), or core chunks.
+        model: ``None`` for the offline deterministic generators; else a chat model or
+            Runnable (wrapped in :class:`LangChainModel`), or a ``LangChainModel`` to set
+            its identity or image support. For retries, timeouts or images use
+            :class:`~procedure_rag._llm.LLMGenerator` and
+            :func:`representations_to_documents` directly.
+        kinds: Kinds per chunk type, over the defaults.
+        cache: Cache of model replies (ignored without a model).
+        max_concurrency: Most model calls in flight.
+
+    Returns:
+        The representation documents (see :func:`representations_to_documents`).
+
+    Raises:
+        ValueError: When a document's metadata was not written by this package.
+
+    """
+    core = _chunks(chunks)
+    if model is None:
+        return representations_to_documents(generate_representations(core, kinds=kinds))
+    generator = _generator(model, kinds=kinds, cache=cache, max_concurrency=max_concurrency)
+    return representations_to_documents(generator.generate(core))
+
+
+async def agenerate_representation_documents(
+    chunks: Iterable[Document | Chunk],
+    *,
+    model: Runnable[Any, Any] | LangChainModel | None = None,
+    kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None,
+    cache: RepresentationCache | None = None,
+    max_concurrency: int = 4,
+) -> list[Document]:
+    """The async twin of :func:`generate_representation_documents` (model calls with ``ainvoke``)."""
+    core = _chunks(chunks)
+    if model is None:
+        return representations_to_documents(generate_representations(core, kinds=kinds))
+    generator = _generator(model, kinds=kinds, cache=cache, max_concurrency=max_concurrency)
+    return representations_to_documents(await generator.agenerate(core))
+
+
+def _chunks(items: Iterable[Document | Chunk]) -> Sequence[Chunk]:
+    return [
+        item if isinstance(item, Chunk) else chunk_from_metadata(item.page_content, item.metadata)
+        for item in items
+    ]
+
+
+def _generator(
+    model: Runnable[Any, Any] | LangChainModel,
+    *,
+    kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None,
+    cache: RepresentationCache | None,
+    max_concurrency: int,
+) -> LLMGenerator:
+    wrapped = model if isinstance(model, LangChainModel) else LangChainModel(model)
+    return LLMGenerator(wrapped, kinds=kinds, cache=cache, max_concurrency=max_concurrency)
