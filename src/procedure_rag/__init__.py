@@ -5,9 +5,15 @@ This package imports neither LangChain nor LlamaIndex; the adapters in
 """
 
 from procedure_rag._chunker import ProcedureChunker, chunk, iter_chunks
+from procedure_rag._deterministic import (
+    DeterministicGenerator,
+    generate_representations,
+    iter_representations,
+)
 from procedure_rag._errors import ReaderError
 from procedure_rag._lexicon import ENGLISH, JAPANESE, LEXICONS, Lexicon, detect_language
-from procedure_rag._metadata import STRUCTURAL_KEYS, chunk_metadata, read_metadata
+from procedure_rag._llm import GenerationStats, LLMGenerator, ModelReply, TextModel
+from procedure_rag._metadata import STRUCTURAL_KEYS, chunk_from_metadata, chunk_metadata, read_metadata
 from procedure_rag._numbering import (
     DEFAULT_HEADING_STYLES,
     DEFAULT_STEP_STYLES,
@@ -16,7 +22,10 @@ from procedure_rag._numbering import (
     match_step_marker,
 )
 from procedure_rag._options import DEFAULT_DROP_KINDS, ChunkerOptions
+from procedure_rag._prompts import ImagePart, Message
 from procedure_rag._readers import FORMATS, detect_format
+from procedure_rag._representation_cache import RepresentationCache
+from procedure_rag._representation_types import DEFAULT_KINDS, Representation, RepresentationKind
 from procedure_rag._types import (
     SCHEMA_VERSION,
     BBox,
@@ -32,6 +41,7 @@ from procedure_rag._types import (
 __all__ = [
     "DEFAULT_DROP_KINDS",
     "DEFAULT_HEADING_STYLES",
+    "DEFAULT_KINDS",
     "DEFAULT_STEP_STYLES",
     "ENGLISH",
     "FORMATS",
@@ -44,20 +54,33 @@ __all__ = [
     "ChunkLevel",
     "ChunkType",
     "ChunkerOptions",
+    "DeterministicGenerator",
     "ElementKind",
+    "GenerationStats",
     "HeadingStyle",
+    "ImagePart",
+    "LLMGenerator",
     "LayoutElement",
     "Lexicon",
+    "Message",
+    "ModelReply",
     "ProcedureChunker",
     "ProcedureStep",
     "ReaderError",
+    "Representation",
+    "RepresentationCache",
+    "RepresentationKind",
     "Span",
     "StepStyle",
+    "TextModel",
     "chunk",
+    "chunk_from_metadata",
     "chunk_metadata",
     "detect_format",
     "detect_language",
+    "generate_representations",
     "iter_chunks",
+    "iter_representations",
     "match_step_marker",
     "read_metadata",
 ]
