@@ -48,15 +48,7 @@ def representations_to_documents(
     return [
         Document(
             page_content=rep.text,
-            metadata={
-                **(metadata or {}),
-                **rep.metadata,
-                "doc_id": rep.chunk_id,
-                "representation": rep.kind.value,
-                "representation_index": rep.index,
-                "generator": rep.generator,
-                "fallback": rep.fallback,
-            },
+            metadata=rep.store_metadata(metadata),
             id=rep.representation_id,
         )
         for rep in representations

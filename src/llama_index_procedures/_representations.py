@@ -48,15 +48,7 @@ def representations_to_index_nodes(
     """
     nodes = []
     for rep in representations:
-        meta = {
-            **(metadata or {}),
-            **rep.metadata,
-            "doc_id": rep.chunk_id,
-            "representation": rep.kind.value,
-            "representation_index": rep.index,
-            "generator": rep.generator,
-            "fallback": rep.fallback,
-        }
+        meta = rep.store_metadata(metadata)
         node = TextNode(
             id_=rep.representation_id,
             text=rep.text,

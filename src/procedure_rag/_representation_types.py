@@ -92,3 +92,21 @@ class Representation:
     def representation_id(self) -> str:
         """Stable id of this representation."""
         return representation_id(self.chunk_id, self.kind, self.index, self.text)
+
+    def store_metadata(self, shared: Mapping[str, object] | None = None) -> dict[str, object]:
+        """The metadata a vector store keeps with this representation, in both frameworks.
+
+        ``shared`` (a tenant, a corpus name) comes first, the representation's own
+        metadata over it, then ``doc_id`` (the raw chunk id, the key langchain-classic's
+        ``MultiVectorRetriever`` reads), ``representation`` (the kind),
+        ``representation_index``, ``generator`` and ``fallback``.
+        """
+        return {
+            **(shared or {}),
+            **self.metadata,
+            "doc_id": self.chunk_id,
+            "representation": self.kind.value,
+            "representation_index": self.index,
+            "generator": self.generator,
+            "fallback": self.fallback,
+        }
