@@ -10,8 +10,10 @@ really needs more can say so with pytest-socket's own ``enable_socket`` or
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
+from types import ModuleType
 
 # Set before anything imports chromadb: its embedded client otherwise starts a
 # telemetry client that tries to reach the internet.
@@ -56,3 +58,18 @@ def shared_data() -> Path:
             pytest.fail(message)
         pytest.skip(message)
     return path
+
+
+@pytest.fixture(scope="session")
+def layout_checks() -> ModuleType:
+    """The checks shared by the layout JSON reader tests, ``tests/data/layout_json/checks.py``.
+
+    Loaded once per session, so its caches (the generator's build, each fixture's chunks)
+    are shared by every test that reads a layout JSON fixture.
+    """
+    spec = importlib.util.spec_from_file_location("layout_checks", TESTS_DATA / "layout_json" / "checks.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -1,75 +1,27 @@
 """Azure Document Intelligence layout reader: real documents laid out as ``prebuilt-layout`` returns them.
 
-Fixtures: ``tests/data/layout_json/azure/`` (built by ``make_fixtures.py``); the shared
-checks are in ``tests/data/layout_json/checks.py``.
+Fixtures: ``tests/data/layout_json/azure/`` (built by ``make_fixtures.py``); the checks
+shared with the other layout JSON readers are in ``test_reader_layout_json.py``.
 """
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
+from collections.abc import Callable
+from types import ModuleType
 
 import pytest
 
 from procedure_rag import ElementKind
 from procedure_rag._azure import read_azure
 
-_SPEC = importlib.util.spec_from_file_location(
-    "layout_checks", Path(__file__).parent / "data" / "layout_json" / "checks.py"
-)
-assert _SPEC is not None
-assert _SPEC.loader is not None
-checks = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(checks)
-
 FMT = "azure"
 EN = "azure/hololens-recovery-en.json"
-JA = "azure/hololens-recovery-ja.json"
-FILES = [EN, JA]
+
+Mutation = Callable[[dict[str, object]], object]
 
 
-@pytest.mark.parametrize("file", FILES)
-def test_section_paths_follow_the_sections_tree(file: str) -> None:
-    checks.check_section_paths(file, FMT)
-
-
-@pytest.mark.parametrize("file", FILES)
-def test_numbered_steps_in_order_with_their_numbers(file: str) -> None:
-    checks.check_steps(file, FMT)
-
-
-@pytest.mark.parametrize(
-    ("file", "heading", "condition"),
-    [
-        (EN, "Hard-restart procedure", "If the standard reset procedure didn't work"),
-        (JA, "ハード再起動の手順", "標準のリセット手順が機能しない場合"),
-    ],
-)
-def test_lead_in_is_the_condition_of_its_steps(file: str, heading: str, condition: str) -> None:
-    checks.check_lead_in(file, FMT, heading, condition)
-
-
-def test_note_after_a_step_is_its_caution() -> None:
-    checks.check_caution(EN, FMT, "Use DISM to apply the package", "The version number in this code example")
-
-
-@pytest.mark.parametrize("file", FILES)
-def test_pages_and_boxes_reach_the_metadata(file: str) -> None:
-    checks.check_pages_and_boxes(file, FMT, [8.5, 11.0, "inch"])
-
-
-@pytest.mark.parametrize("file", FILES)
-def test_fixture_is_what_the_generator_writes(file: str) -> None:
-    checks.check_fixture_is_current(file)
-
-
-@pytest.mark.parametrize("file", FILES)
-def test_no_word_is_lost(file: str) -> None:
-    checks.check_no_words_lost(file, FMT)
-
-
-def test_kinds_roles_and_nesting() -> None:
-    elements = read_azure(checks.load(EN), source_id="en")
+def test_kinds_roles_and_nesting(layout_checks: ModuleType) -> None:
+    elements = read_azure(layout_checks.load(EN), source_id="en")
     kinds = {e.kind for e in elements}
     assert {ElementKind.TITLE, ElementKind.PAGE_HEADER, ElementKind.PAGE_FOOTER, ElementKind.PICTURE} <= kinds
     detected = next(e for e in elements if e.text.startswith("The device will be automatically detected"))
@@ -245,5 +197,7 @@ MALFORMED = [
 @pytest.mark.parametrize(
     ("mutate", "record", "problem"), [m[1:] for m in MALFORMED], ids=[m[0] for m in MALFORMED]
 )
-def test_malformed_input_names_the_record(mutate: checks.Mutation, record: str, problem: str) -> None:
-    checks.check_malformed(FMT, EN, mutate, record, problem)
+def test_malformed_input_names_the_record(
+    mutate: Mutation, record: str, problem: str, layout_checks: ModuleType
+) -> None:
+    layout_checks.check_malformed(FMT, EN, mutate, record, problem)

@@ -1,75 +1,27 @@
 """Google Document AI layout parser reader: real documents as ``documentLayout`` blocks.
 
-Fixtures: ``tests/data/layout_json/google/`` (built by ``make_fixtures.py``); the shared
-checks are in ``tests/data/layout_json/checks.py``.
+Fixtures: ``tests/data/layout_json/google/`` (built by ``make_fixtures.py``); the checks
+shared with the other layout JSON readers are in ``test_reader_layout_json.py``.
 """
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
+from collections.abc import Callable
+from types import ModuleType
 
 import pytest
 
 from procedure_rag import ElementKind
 from procedure_rag._google_docai import read_google_docai
 
-_SPEC = importlib.util.spec_from_file_location(
-    "layout_checks", Path(__file__).parent / "data" / "layout_json" / "checks.py"
-)
-assert _SPEC is not None
-assert _SPEC.loader is not None
-checks = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(checks)
-
 FMT = "google"
 EN = "google/hololens-recovery-en.json"
-JA = "google/hololens-recovery-ja.json"
-FILES = [EN, JA]
+
+Mutation = Callable[[dict[str, object]], object]
 
 
-@pytest.mark.parametrize("file", FILES)
-def test_section_paths_follow_heading_nesting(file: str) -> None:
-    checks.check_section_paths(file, FMT)
-
-
-@pytest.mark.parametrize("file", FILES)
-def test_numbered_steps_in_order_with_their_numbers(file: str) -> None:
-    checks.check_steps(file, FMT)
-
-
-@pytest.mark.parametrize(
-    ("file", "heading", "condition"),
-    [
-        (EN, "Hard-restart procedure", "If the standard reset procedure didn't work"),
-        (JA, "ハード再起動の手順", "標準のリセット手順が機能しない場合"),
-    ],
-)
-def test_lead_in_is_the_condition_of_its_steps(file: str, heading: str, condition: str) -> None:
-    checks.check_lead_in(file, FMT, heading, condition)
-
-
-def test_note_after_a_step_is_its_caution() -> None:
-    checks.check_caution(EN, FMT, "Use DISM to apply the package", "The version number in this code example")
-
-
-@pytest.mark.parametrize("file", FILES)
-def test_pages_and_boxes_reach_the_metadata(file: str) -> None:
-    checks.check_pages_and_boxes(file, FMT, [595.0, 842.0, "pt"])
-
-
-@pytest.mark.parametrize("file", FILES)
-def test_fixture_is_what_the_generator_writes(file: str) -> None:
-    checks.check_fixture_is_current(file)
-
-
-@pytest.mark.parametrize("file", FILES)
-def test_no_word_is_lost(file: str) -> None:
-    checks.check_no_words_lost(file, FMT)
-
-
-def test_list_blocks_give_numbers_levels_and_parents() -> None:
-    elements = read_google_docai(checks.load(EN), source_id="en")
+def test_list_blocks_give_numbers_levels_and_parents(layout_checks: ModuleType) -> None:
+    elements = read_google_docai(layout_checks.load(EN), source_id="en")
     dism = next(e for e in elements if e.text.startswith("Use DISM"))
     assert (dism.number, dism.level, dism.ordered) == ("3.", 2, True)
     parent = next(e for e in elements if e.element_id == dism.parent_id)
@@ -196,5 +148,7 @@ MALFORMED = [
 @pytest.mark.parametrize(
     ("mutate", "record", "problem"), [m[1:] for m in MALFORMED], ids=[m[0] for m in MALFORMED]
 )
-def test_malformed_input_names_the_record(mutate: checks.Mutation, record: str, problem: str) -> None:
-    checks.check_malformed(FMT, EN, mutate, record, problem)
+def test_malformed_input_names_the_record(
+    mutate: Mutation, record: str, problem: str, layout_checks: ModuleType
+) -> None:
+    layout_checks.check_malformed(FMT, EN, mutate, record, problem)

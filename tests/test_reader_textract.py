@@ -1,70 +1,38 @@
 """Amazon Textract layout reader: real documents as ``AnalyzeDocument`` (LAYOUT) returns them.
 
-Fixtures: ``tests/data/layout_json/textract/`` (built by ``make_fixtures.py``); the shared
-checks are in ``tests/data/layout_json/checks.py``.
+Fixtures: ``tests/data/layout_json/textract/`` (built by ``make_fixtures.py``); the checks
+shared with the other layout JSON readers are in ``test_reader_layout_json.py``.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import json
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 from procedure_rag import ElementKind
 from procedure_rag._textract import read_textract
 
-_SPEC = importlib.util.spec_from_file_location(
-    "layout_checks", Path(__file__).parent / "data" / "layout_json" / "checks.py"
-)
-assert _SPEC is not None
-assert _SPEC.loader is not None
-checks = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(checks)
-
 FMT = "textract"
 EN = "textract/hololens-recovery-en.json"
 TV = "textract/samsung-tv-sections-10-28.json"
-FILES = [EN, TV]
+# The malformed cases name their records at collection, before any fixture runs.
+_EN_DATA = json.loads((Path(__file__).parent / "data" / "layout_json" / EN).read_text(encoding="utf-8"))
+
+Mutation = Callable[[dict[str, object]], object]
 
 
-@pytest.mark.parametrize("file", FILES)
-def test_section_paths_are_title_then_header(file: str) -> None:
-    # Textract gives section headers no level: they all sit one below the title.
-    checks.check_section_paths(file, FMT, flat=True)
-
-
-def test_numbered_steps_in_order_with_their_numbers() -> None:
-    checks.check_steps(EN, FMT)
-
-
-def test_lead_in_is_the_condition_of_its_steps() -> None:
-    checks.check_lead_in(EN, FMT, "Hard-restart procedure", "If the standard reset procedure didn't work")
-
-
-@pytest.mark.parametrize("file", FILES)
-def test_pages_and_boxes_reach_the_metadata(file: str) -> None:
-    checks.check_pages_and_boxes(file, FMT, None)  # Textract states no page size
-
-
-@pytest.mark.parametrize("file", FILES)
-def test_fixture_is_what_the_generator_writes(file: str) -> None:
-    checks.check_fixture_is_current(file)
-
-
-@pytest.mark.parametrize("file", FILES)
-def test_no_word_is_lost(file: str) -> None:
-    checks.check_no_words_lost(file, FMT)
-
-
-def test_lists_items_and_page_numbers() -> None:
-    elements = read_textract(checks.load(EN), source_id="en")
+def test_lists_items_and_page_numbers(layout_checks: ModuleType) -> None:
+    elements = read_textract(layout_checks.load(EN), source_id="en")
     bullets = [e for e in elements if e.text.startswith("When the device is charging")]
     assert [(e.number, e.level, e.ordered) for e in bullets] == [("-", 1, False)]  # the glyph was dropped
     steps = [e for e in elements if e.kind is ElementKind.LIST_ITEM and e.ordered]
     assert [e.number for e in steps[:4]] == ["1.", "2.", "3.", "4."]
     assert len({e.list_id for e in steps[:4]}) == 1
-    tv = read_textract(checks.load(TV), source_id="tv")
+    tv = read_textract(layout_checks.load(TV), source_id="tv")
     assert [e.text for e in tv if e.hint("type") == "LAYOUT_PAGE_NUMBER"] == ["- 17 -", "- 18 -", "- 19 -"]
 
 
@@ -142,7 +110,7 @@ def _list_cycle(data: dict[str, object]) -> None:
 
 
 def _record(kind: str) -> str:
-    return str(_first(checks.load(EN), kind)["Id"])
+    return str(_first(_EN_DATA, kind)["Id"])
 
 
 MALFORMED = [
@@ -186,5 +154,7 @@ MALFORMED = [
 @pytest.mark.parametrize(
     ("mutate", "record", "problem"), [m[1:] for m in MALFORMED], ids=[m[0] for m in MALFORMED]
 )
-def test_malformed_input_names_the_record(mutate: checks.Mutation, record: str, problem: str) -> None:
-    checks.check_malformed(FMT, EN, mutate, record, problem)
+def test_malformed_input_names_the_record(
+    mutate: Mutation, record: str, problem: str, layout_checks: ModuleType
+) -> None:
+    layout_checks.check_malformed(FMT, EN, mutate, record, problem)

@@ -16,12 +16,12 @@ import json
 import math
 import os
 import sqlite3
-import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from types import MappingProxyType, TracebackType
+from types import MappingProxyType
 from typing import TypeAlias
+
+from procedure_rag._sqlite import MEMORY, SQLiteStore
 
 __all__ = [
     "EMBEDDING_DIMENSION_KEY",
@@ -44,8 +44,6 @@ STORE_SCHEMA_VERSION = 1
 EMBEDDING_MODEL_KEY = "embedding_model"
 EMBEDDING_DIMENSION_KEY = "embedding_dimension"
 _SCHEMA_VERSION_KEY = "schema_version"
-
-MEMORY = ":memory:"
 
 _INFO_TABLE = "CREATE TABLE IF NOT EXISTS info (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 _CHUNK_TABLES = (
@@ -132,7 +130,7 @@ class IndexInfo:
     embedding_dimension: int | None
 
 
-class ChunkStore:
+class ChunkStore(SQLiteStore):
     """Chunks by id in a SQLite file or in memory.
 
     Thread-safe: one connection, used under a lock (writes are short transactions, so
@@ -151,34 +149,11 @@ class ChunkStore:
     """
 
     def __init__(self, path: str | os.PathLike[str] = MEMORY) -> None:
-        self._path = str(path)
-        if self._path != MEMORY:
-            Path(self._path).parent.mkdir(parents=True, exist_ok=True)
-        # The lock serialises all use, so the connection may move between threads.
-        self._conn: sqlite3.Connection | None = sqlite3.connect(
-            self._path, timeout=30.0, check_same_thread=False, isolation_level=None
-        )
-        self._lock = threading.Lock()
-        try:
-            if self._path != MEMORY:
-                self._conn.execute("PRAGMA journal_mode=WAL")
-                self._conn.execute("PRAGMA synchronous=NORMAL")
-            with self._transaction() as conn:
-                _open_schema(conn, self._path)
-        except BaseException:
-            self._conn.close()
-            self._conn = None
-            raise
+        super().__init__(path, "chunk store", self._setup)
 
-    @property
-    def path(self) -> str:
-        """The SQLite file, or ``":memory:"``."""
-        return self._path
-
-    @property
-    def closed(self) -> bool:
-        """Whether :meth:`close` was called."""
-        return self._conn is None
+    def _setup(self, _conn: sqlite3.Connection) -> None:
+        with self._transaction() as conn:
+            _open_schema(conn, self._path)
 
     # -- chunks -----------------------------------------------------------------
 
@@ -397,62 +372,6 @@ class ChunkStore:
             if stored_model is None:
                 _set_info(conn, EMBEDDING_MODEL_KEY, identity)
                 _set_info(conn, EMBEDDING_DIMENSION_KEY, dimension)
-
-    # -- lifecycle --------------------------------------------------------------
-
-    def close(self) -> None:
-        """Close the database; closing twice is harmless."""
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-
-    def __enter__(self) -> ChunkStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        state = "closed" if self.closed else "open"
-        return f"ChunkStore({self._path!r}, {state})"
-
-    def _connection(self) -> sqlite3.Connection:
-        if self._conn is None:
-            msg = f"the chunk store at {self._path!r} is closed"
-            raise ValueError(msg)
-        return self._conn
-
-    def _transaction(self) -> _Transaction:
-        return _Transaction(self._connection())
-
-
-class _Transaction:
-    """``BEGIN IMMEDIATE`` … ``COMMIT``, or ``ROLLBACK`` on any exception.
-
-    IMMEDIATE takes the write lock up front, so two writers on one file queue on the
-    busy timeout instead of failing when a read transaction tries to become a write.
-    """
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
-
-    def __enter__(self) -> sqlite3.Connection:
-        self._conn.execute("BEGIN IMMEDIATE")
-        return self._conn
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self._conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
 
 
 def _open_schema(conn: sqlite3.Connection, path: str) -> None:

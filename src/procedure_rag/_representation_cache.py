@@ -13,11 +13,10 @@ import hashlib
 import json
 import os
 import sqlite3
-import threading
 import time
 from collections.abc import Sequence
-from pathlib import Path
-from types import TracebackType
+
+from procedure_rag._sqlite import MEMORY, SQLiteStore
 
 __all__ = ["RepresentationCache"]
 
@@ -32,10 +31,8 @@ CREATE TABLE IF NOT EXISTS representations (
 )
 """
 
-MEMORY = ":memory:"
 
-
-class RepresentationCache:
+class RepresentationCache(SQLiteStore):
     """Representation texts by content key, in a SQLite file or in memory.
 
     Thread-safe: one connection, used under a lock. A file cache runs in WAL mode, so
@@ -51,31 +48,15 @@ class RepresentationCache:
     """
 
     def __init__(self, path: str | os.PathLike[str] = MEMORY) -> None:
-        self._path = str(path)
-        if self._path != MEMORY:
-            Path(self._path).parent.mkdir(parents=True, exist_ok=True)
-        # The lock serialises all use, so the connection may move between threads.
-        self._conn: sqlite3.Connection | None = sqlite3.connect(
-            self._path, timeout=30.0, check_same_thread=False, isolation_level=None
-        )
-        self._lock = threading.Lock()
+        super().__init__(path, "representation cache", _create_schema)
         self._hits = 0
         self._misses = 0
-        if self._path != MEMORY:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute(_SCHEMA)
 
     @staticmethod
     def make_key(*, kind: str, prompt_version: str, model_identity: str, content_digest: str) -> str:
         """The cache key: a sha256 over the kind, prompt version, model and prompt content hash."""
         parts = json.dumps([kind, prompt_version, model_identity, content_digest])
         return hashlib.sha256(parts.encode("utf-8")).hexdigest()
-
-    @property
-    def path(self) -> str:
-        """The SQLite file, or ``":memory:"``."""
-        return self._path
 
     @property
     def hits(self) -> int:
@@ -86,11 +67,6 @@ class RepresentationCache:
     def misses(self) -> int:
         """How many :meth:`get` calls found nothing since the cache was opened."""
         return self._misses
-
-    @property
-    def closed(self) -> bool:
-        """Whether :meth:`close` was called."""
-        return self._conn is None
 
     def get(self, key: str) -> tuple[str, ...] | None:
         """The texts stored under ``key``, or ``None`` (an unreadable entry counts as missing).
@@ -164,33 +140,9 @@ class RepresentationCache:
         with self._lock:
             self._connection().execute("DELETE FROM representations")
 
-    def close(self) -> None:
-        """Close the database; closing twice is harmless."""
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
 
-    def __enter__(self) -> RepresentationCache:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        state = "closed" if self.closed else "open"
-        return f"RepresentationCache({self._path!r}, {state})"
-
-    def _connection(self) -> sqlite3.Connection:
-        if self._conn is None:
-            msg = f"the representation cache at {self._path!r} is closed"
-            raise ValueError(msg)
-        return self._conn
+def _create_schema(conn: sqlite3.Connection) -> None:
+    conn.execute(_SCHEMA)
 
 
 def _decode(value: str) -> tuple[str, ...] | None:
