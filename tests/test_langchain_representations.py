@@ -11,6 +11,7 @@ import base64
 import dataclasses
 import json
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -500,9 +501,11 @@ def test_multi_vector_retriever_returns_the_raw_chunk(pages: dict[str, str], lan
     retriever.vectorstore.add_documents(rep_docs)
     retriever.docstore.mset([(d.id, d) for d in chunk_docs])
     by_id = {d.id: d for d in chunk_docs}
-    # The fake embedding is a hash of the text: a representation's own text finds it first.
+    # The fake embedding is a hash of the text: a representation's own text finds it first,
+    # so each kind is checked with a text no other chunk's representation shares.
+    texts = Counter(d.page_content for d in rep_docs)
     for kind in {d.metadata["representation"] for d in rep_docs}:
-        rep = next(d for d in rep_docs if d.metadata["representation"] == kind)
+        rep = next(d for d in rep_docs if d.metadata["representation"] == kind and texts[d.page_content] == 1)
         found = retriever.invoke(rep.page_content)
         assert found[0] == by_id[rep.metadata["doc_id"]]
         assert len({d.id for d in found}) == len(found)

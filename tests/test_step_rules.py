@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from procedure_rag import ENGLISH, JAPANESE, ElementKind, LayoutElement, detect_language, match_step_marker
+from procedure_rag._lexicon import LEXICONS
 from procedure_rag._numbering import match_heading_number
-from procedure_rag._steps import lead_in_condition, parse_step
+from procedure_rag._steps import lead_in_condition, parse_step, ui_targets
 
 LEX = {"en": ENGLISH, "ja": JAPANESE}
 
@@ -425,3 +426,48 @@ def test_detect_language(text: str, language: str) -> None:
 )
 def test_detect_language_of_real_pages(tests_data: Path, path: str, language: str) -> None:
     assert detect_language((tests_data / path).read_text(encoding="utf-8")) == language
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "target"),
+    [
+        # the object of an operating word wins over a label met on the way
+        ("en", "Preform the **Start gesture** and select **Settings**.", "Settings"),
+        ("en", "Under **Required Frameworks**, select **Download**.", "Download"),
+        # a label only mentioned in an aside ranks after the operated one
+        (
+            "en",
+            "Open Device Manager (for Windows 10 press the **Windows** key, then select **Device Manager**).",
+            "Device Manager",
+        ),
+        ("en", "Press and hold the **power** button for 15 seconds.", "power"),
+        ("ja", "**スタート ジェスチャ** を実行し、 **[設定]** を選択します。", "設定"),
+        ("ja", "「グループ名」欄に名前を入力し、「Create」をクリックします。", "Create"),
+        ("ja", "**[電源]** ボタンを 15 秒間押し続けます。", "電源"),
+    ],
+)
+def test_the_operated_label_is_the_target(lang: str, text: str, target: str) -> None:
+    assert ui_targets(text, LEXICONS[lang])[0] == target
+
+
+@pytest.mark.parametrize(
+    ("sentence", "condition", "action"),
+    [
+        # no comma: the condition ends before the first action verb
+        (
+            "If you are prompted for a network password type it and then select Next.",
+            "If you are prompted for a network password",
+            "type it and then select Next.",
+        ),
+        # a comma marks the end itself, even when a verb sits inside the condition
+        (
+            "If the battery level is critically low and you try to turn on the device, one light blinks.",
+            "If the battery level is critically low and you try to turn on the device",
+            "one light blinks.",
+        ),
+    ],
+)
+def test_where_an_english_condition_ends(sentence: str, condition: str, action: str) -> None:
+    element = LayoutElement("e", ElementKind.LIST_ITEM, sentence, 0, number="1.")
+    step = parse_step(element, LEXICONS["en"])
+    assert (step.condition, step.action) == (condition, action)

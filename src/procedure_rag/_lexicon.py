@@ -32,6 +32,10 @@ class Lexicon:
         lead_in: Sentence before a list that introduces it.
         ui_label: Quoted or bracketed UI labels; group ``label``.
         ui_noun: A noun phrase naming a UI element; group ``label`` is the whole phrase.
+        operate_before: Words that operate the label right after them ("select", "click").
+        operate_after: Words that operate the label right before them (「を選択」「をクリック」).
+        action_verb: Imperative verbs a step's action starts with, for finding where a
+            condition without a comma ends ("If prompted type it" → "If prompted").
     """
 
     language: str
@@ -48,6 +52,9 @@ class Lexicon:
     lead_in: re.Pattern[str]
     ui_label: re.Pattern[str]
     ui_noun: re.Pattern[str]
+    operate_before: re.Pattern[str] = re.compile(r"(?!)")
+    operate_after: re.Pattern[str] = re.compile(r"(?!)")
+    action_verb: re.Pattern[str] = re.compile(r"(?!)")
 
 
 _UI_LABEL = re.compile(
@@ -108,6 +115,9 @@ JAPANESE = Lexicon(
         r"(?:ボタン|欄|画面|タブ|メニュー|チェックボックス|ダイアログ|"
         r"アイコン|リンク|ウィンドウ|ページ|フィールド|プルダウン|ラジオボタン|スイッチ))"
     ),
+    operate_after=re.compile(
+        r"\s*(?:ボタン|タブ|メニュー|アイコン)?\s*(?:を|に|で)\s*(?:選択|クリック|タップ|押|開|オン|オフ|入力)"
+    ),
 )
 
 ENGLISH = Lexicon(
@@ -148,6 +158,16 @@ ENGLISH = Lexicon(
         r"check box|dialog box|dialog|page|pane|link|icon|window|toggle|switch))\b)"
         r"|(?P<label2>(?:[A-Z][\w&'-]*\s){1,4}(?:button|field|screen|tab|menu|checkbox|check box|dialog|"
         r"dialog box|page|pane|link|icon|window|toggle|switch))\b"
+    ),
+    operate_before=re.compile(
+        # Not "press": keys pressed on the way ("press the Windows key, then select …") are not the target.
+        r"\b(?:select|click|tap|choose|open|go to|navigate to|turn on|turn off|enable|disable)"
+        r"\s+(?:the\s+|on\s+)?$",
+        re.IGNORECASE,
+    ),
+    action_verb=re.compile(
+        r"\s(?P<verb>type|enter|select|click|tap|press|open|choose|go|turn|connect|unplug|hold|wait|use|"
+        r"run|install|sign|restart|check|make|close|remove|add|set|follow)\b"
     ),
 )
 

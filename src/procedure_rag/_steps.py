@@ -11,6 +11,7 @@ __all__ = ["lead_in_condition", "parse_step", "ui_targets"]
 
 _MARKUP = re.compile(r"\*\*|__|`|\[(?=[^\]]*\]\()|\]\([^)]*\)|!\[|<[^>\n]{0,200}>")
 _SPACE = re.compile(r"\s+")
+_ASIDE = re.compile(r"\([^()\n]{0,300}\)|（[^（）\n]{0,300}）")
 
 
 def _plain(text: str) -> str:
@@ -19,16 +20,27 @@ def _plain(text: str) -> str:
 
 
 def ui_targets(text: str, lexicon: Lexicon) -> list[str]:
-    """Return the UI elements ``text`` names, in order, without duplicates.
+    """Return the UI elements ``text`` names, the one the step operates first.
 
-    Quoted or bracketed labels (「保存」, [Save], **Save**, :kbd:`Ctrl`) come first;
-    noun phrases ending in a UI word (ボタン, button, tab…) follow.
+    Quoted or bracketed labels (「保存」, [Save], **Save**, :kbd:`Ctrl`) come before noun
+    phrases ending in a UI word (ボタン, button, tab…). Among labels, the object of an
+    operating word ("select **Settings**", 「[設定] を選択」) outside parentheses ranks
+    first; a label only mentioned in an aside "(for Windows 10 press the **Windows**
+    key…)" ranks last. Ties keep reading order.
     """
-    found: list[str] = []
-    for m in lexicon.ui_label.finditer(text):
+    asides = [(m.start(), m.end()) for m in _ASIDE.finditer(text)]
+    ranked: list[tuple[int, int, str]] = []
+    for position, m in enumerate(lexicon.ui_label.finditer(text)):
         label = next((g for g in m.groups() if g), "").strip()
-        if label and label not in found:
-            found.append(label)
+        if not label or any(label == r[2] for r in ranked):
+            continue
+        inside = any(a <= m.start() < b for a, b in asides)
+        operated = bool(
+            lexicon.operate_before.search(text[max(0, m.start() - 40) : m.start()])
+            or lexicon.operate_after.match(text, m.end())
+        )
+        ranked.append((-(2 * (not inside) + operated), position, label))
+    found = [label for _, _, label in sorted(ranked)]
     if not found:
         for m in lexicon.ui_noun.finditer(_plain(text)):
             label = next((g for g in m.groupdict().values() if g), "").strip()
@@ -38,11 +50,33 @@ def ui_targets(text: str, lexicon: Lexicon) -> list[str]:
 
 
 def _condition(sentence: str, lexicon: Lexicon) -> tuple[str, str]:
-    """Split a sentence into ``(condition, rest)``; condition is empty when none leads it."""
-    m = lexicon.condition.match(sentence.strip())
+    """Split a sentence into ``(condition, rest)``; condition is empty when none leads it.
+
+    A condition with no comma ends before the first action verb after its opening
+    words: "If you are prompted for a password type it and then select Next" gives
+    "If you are prompted for a password" and "type it and then select Next".
+    """
+    sentence = sentence.strip()
+    m = lexicon.condition.match(sentence)
     if m is None:
-        return "", sentence.strip()
-    return m.group("cond").strip(), sentence.strip()[m.end() :].strip()
+        return "", sentence
+    cond, rest = m.group("cond").strip(), sentence[m.end() :].strip()
+    if sentence[m.end() - 1] in ",:、，":  # the author marked where the condition ends
+        return cond, rest
+    verb = lexicon.action_verb.search(cond, _nth_space(cond, 3))
+    if verb is not None:
+        return cond[: verb.start()].strip(), sentence[verb.start("verb") :].strip()
+    return cond, rest
+
+
+def _nth_space(text: str, n: int) -> int:
+    """Offset of the ``n``-th space in ``text`` (or its end): a condition's opening words."""
+    position = -1
+    for _ in range(n):
+        position = text.find(" ", position + 1)
+        if position < 0:
+            return len(text)
+    return position
 
 
 def lead_in_condition(text: str, lexicon: Lexicon) -> str:
