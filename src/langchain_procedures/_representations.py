@@ -15,8 +15,7 @@ from langchain_core.documents import Document
 from langchain_core.runnables import Runnable
 
 from langchain_procedures._models import LangChainModel
-from procedure_rag._deterministic import generate_representations
-from procedure_rag._llm import LLMGenerator, RepresentationCache
+from procedure_rag._llm import RepresentationCache, arepresent, represent
 from procedure_rag._metadata import chunk_from_metadata
 from procedure_rag._representation_types import Representation, RepresentationKind
 from procedure_rag._types import Chunk, ChunkType
@@ -86,10 +85,8 @@ def generate_representation_documents(
 
     """
     core = _chunks(chunks)
-    if model is None:
-        return representations_to_documents(generate_representations(core, kinds=kinds))
-    generator = _generator(model, kinds=kinds, cache=cache, max_concurrency=max_concurrency)
-    return representations_to_documents(generator.generate(core))
+    found = represent(core, model=_model(model), kinds=kinds, cache=cache, max_concurrency=max_concurrency)
+    return representations_to_documents(found)
 
 
 async def agenerate_representation_documents(
@@ -102,10 +99,10 @@ async def agenerate_representation_documents(
 ) -> list[Document]:
     """The async twin of :func:`generate_representation_documents` (model calls with ``ainvoke``)."""
     core = _chunks(chunks)
-    if model is None:
-        return representations_to_documents(generate_representations(core, kinds=kinds))
-    generator = _generator(model, kinds=kinds, cache=cache, max_concurrency=max_concurrency)
-    return representations_to_documents(await generator.agenerate(core))
+    found = await arepresent(
+        core, model=_model(model), kinds=kinds, cache=cache, max_concurrency=max_concurrency
+    )
+    return representations_to_documents(found)
 
 
 def _chunks(items: Iterable[Document | Chunk]) -> Sequence[Chunk]:
@@ -115,12 +112,7 @@ def _chunks(items: Iterable[Document | Chunk]) -> Sequence[Chunk]:
     ]
 
 
-def _generator(
-    model: Runnable[Any, Any] | LangChainModel,
-    *,
-    kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None,
-    cache: RepresentationCache | None,
-    max_concurrency: int,
-) -> LLMGenerator:
-    wrapped = model if isinstance(model, LangChainModel) else LangChainModel(model)
-    return LLMGenerator(wrapped, kinds=kinds, cache=cache, max_concurrency=max_concurrency)
+def _model(model: Runnable[Any, Any] | LangChainModel | None) -> LangChainModel | None:
+    if model is None or isinstance(model, LangChainModel):
+        return model
+    return LangChainModel(model)

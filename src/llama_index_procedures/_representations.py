@@ -15,8 +15,7 @@ from llama_index.core.llms import LLM
 from llama_index.core.schema import BaseNode, IndexNode, MetadataMode, TextNode
 
 from llama_index_procedures._models import LlamaIndexModel
-from procedure_rag._deterministic import generate_representations
-from procedure_rag._llm import LLMGenerator, RepresentationCache
+from procedure_rag._llm import RepresentationCache, arepresent, represent
 from procedure_rag._metadata import chunk_from_metadata
 from procedure_rag._representation_types import Representation, RepresentationKind
 from procedure_rag._types import Chunk, ChunkType
@@ -91,10 +90,8 @@ def generate_representation_nodes(
 
     """
     core = _chunks(nodes)
-    if llm is None:
-        return representations_to_index_nodes(generate_representations(core, kinds=kinds))
-    generator = _generator(llm, kinds=kinds, cache=cache, max_concurrency=max_concurrency)
-    return representations_to_index_nodes(generator.generate(core))
+    found = represent(core, model=_model(llm), kinds=kinds, cache=cache, max_concurrency=max_concurrency)
+    return representations_to_index_nodes(found)
 
 
 async def agenerate_representation_nodes(
@@ -107,10 +104,10 @@ async def agenerate_representation_nodes(
 ) -> list[IndexNode]:
     """The async twin of :func:`generate_representation_nodes` (model calls with ``achat``)."""
     core = _chunks(nodes)
-    if llm is None:
-        return representations_to_index_nodes(generate_representations(core, kinds=kinds))
-    generator = _generator(llm, kinds=kinds, cache=cache, max_concurrency=max_concurrency)
-    return representations_to_index_nodes(await generator.agenerate(core))
+    found = await arepresent(
+        core, model=_model(llm), kinds=kinds, cache=cache, max_concurrency=max_concurrency
+    )
+    return representations_to_index_nodes(found)
 
 
 def _chunks(items: Iterable[BaseNode | Chunk]) -> Sequence[Chunk]:
@@ -122,12 +119,7 @@ def _chunks(items: Iterable[BaseNode | Chunk]) -> Sequence[Chunk]:
     ]
 
 
-def _generator(
-    llm: LLM | LlamaIndexModel,
-    *,
-    kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None,
-    cache: RepresentationCache | None,
-    max_concurrency: int,
-) -> LLMGenerator:
-    model = llm if isinstance(llm, LlamaIndexModel) else LlamaIndexModel(llm)
-    return LLMGenerator(model, kinds=kinds, cache=cache, max_concurrency=max_concurrency)
+def _model(llm: LLM | LlamaIndexModel | None) -> LlamaIndexModel | None:
+    if llm is None or isinstance(llm, LlamaIndexModel):
+        return llm
+    return LlamaIndexModel(llm)

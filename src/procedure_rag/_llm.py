@@ -35,7 +35,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
 
-from procedure_rag._deterministic import DeterministicGenerator, default_kinds
+from procedure_rag._deterministic import DeterministicGenerator, default_kinds, generate_representations
 from procedure_rag._llm_parse import parse_output
 from procedure_rag._prompts import PROMPT_VERSION, ImagePart, Message, build_prompt, prompt_digest
 from procedure_rag._representation_cache import RepresentationCache
@@ -51,6 +51,8 @@ __all__ = [
     "RepresentationCache",
     "RepresentationGenerator",
     "TextModel",
+    "arepresent",
+    "represent",
 ]
 
 logger = logging.getLogger(__name__)
@@ -524,3 +526,36 @@ def _check_count(name: str, value: int, *, minimum: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         msg = f"{name} must be an int >= {minimum}, got {value!r}"
         raise ValueError(msg)
+
+
+def represent(
+    chunks: Sequence[Chunk],
+    *,
+    model: TextModel | None = None,
+    kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None,
+    cache: RepresentationCache | None = None,
+    max_concurrency: int = 4,
+) -> list[Representation]:
+    """The representations of ``chunks``: offline without a model, else through it.
+
+    This is the one-call form both adapters use; for retries, timeouts, images or
+    stats, build an :class:`LLMGenerator` directly.
+    """
+    if model is None:
+        return generate_representations(chunks, kinds=kinds)
+    return LLMGenerator(model, kinds=kinds, cache=cache, max_concurrency=max_concurrency).generate(chunks)
+
+
+async def arepresent(
+    chunks: Sequence[Chunk],
+    *,
+    model: TextModel | None = None,
+    kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None,
+    cache: RepresentationCache | None = None,
+    max_concurrency: int = 4,
+) -> list[Representation]:
+    """The async twin of :func:`represent` (model calls with ``acomplete``)."""
+    if model is None:
+        return generate_representations(chunks, kinds=kinds)
+    generator = LLMGenerator(model, kinds=kinds, cache=cache, max_concurrency=max_concurrency)
+    return await generator.agenerate(chunks)
