@@ -10,8 +10,15 @@ really needs more can say so with pytest-socket's own ``enable_socket`` or
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -24,6 +31,7 @@ from pytest_socket import disable_socket, socket_allow_hosts
 
 LOCAL_HOSTS = ["127.0.0.1", "localhost", "::1"]
 TESTS_DATA = Path(__file__).resolve().parent / "data"
+CHROMA_STARTUP_SECONDS = 60.0
 
 
 # tryfirst: pytest-socket's own hook runs after this one, so its markers
@@ -73,3 +81,102 @@ def layout_checks() -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="session")
+def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
+    """A real Chroma server (``chroma run`` of this venv) on localhost: yields ``(host, port)``.
+
+    Started once per session on a free port with its data in a temporary folder and
+    telemetry off; stopped (its whole process group) at the end. Only tests marked
+    ``integration`` may use it, since only they may open sockets. Skipped when the venv
+    has no ``chroma`` executable, except under CI, where that and a server that does not
+    answer its heartbeat within :data:`CHROMA_STARTUP_SECONDS` fail the test.
+    """
+    executable = _chroma_executable()
+    if executable is None:
+        message = f"no chroma executable beside {sys.executable} (chromadb provides it)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    folder = tmp_path_factory.mktemp("chroma-server")
+    host, port = "127.0.0.1", _free_port()
+    log_path = folder / "server.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(  # noqa: S603 - a fixed executable and arguments
+            [executable, "run", "--path", str(folder / "data"), "--host", host, "--port", str(port)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+            # Its own process group, so the teardown stops whatever the CLI spawned too.
+            start_new_session=True,
+        )
+    try:
+        _wait_for_heartbeat(process, host, port, log_path)
+        yield host, port
+    finally:
+        _stop(process)
+
+
+def _chroma_executable() -> str | None:
+    bin_dir = Path(sys.executable).parent
+    for name in ("chroma", "chroma.exe"):
+        if (bin_dir / name).is_file():
+            return str(bin_dir / name)
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _wait_for_heartbeat(process: subprocess.Popen[bytes], host: str, port: int, log_path: Path) -> None:
+    """Return once the server answers; otherwise stop it and fail (never skip: the executable is there)."""
+    import chromadb  # noqa: PLC0415 - heavy; only for tests that use the server
+    from chromadb.config import Settings  # noqa: PLC0415
+
+    deadline = time.monotonic() + CHROMA_STARTUP_SECONDS
+    last_error: Exception | None = None
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            break
+        try:
+            chromadb.HttpClient(
+                host=host, port=port, settings=Settings(anonymized_telemetry=False)
+            ).heartbeat()
+        except Exception as exc:  # any failure means "not up yet"
+            last_error = exc
+            time.sleep(0.25)
+        else:
+            return
+    returncode = process.poll()
+    _stop(process)
+    log = log_path.read_text(encoding="utf-8", errors="replace")[-2000:]
+    status = (
+        f"did not answer within {CHROMA_STARTUP_SECONDS:.0f} s (last error: {last_error!r})"
+        if returncode is None
+        else f"exited with status {returncode}"
+    )
+    pytest.fail(f"chroma run on {host}:{port} {status}; its log ends:\n{log}")
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """Stop the server's whole process group: SIGTERM, SIGKILL if it lingers, then reap it."""
+    for sig, grace in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:  # the group is gone already
+            break
+        try:
+            process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            continue
+        # The CLI has exited; anything it left in its group goes with it.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        break
+    process.wait()

@@ -261,7 +261,7 @@ def _h(doc: str, kind: str, score: float, n: int = 0) -> Hit:
 
 def test_sum_adds_each_kinds_best_hit_so_one_generic_hit_cannot_decide() -> None:
     # "a" has one very good generic question; "b" matches well on its raw text and its
-    # summary and keywords. Max picks "a"; the sum of per-kind bests picks "b".
+    # summary and keywords. Max picks "a"; raw plus the mean of per-kind bests picks "b".
     hits = [
         _h("a", "question", 0.95),
         _h("a", "raw", 0.70),
@@ -274,6 +274,8 @@ def test_sum_adds_each_kinds_best_hit_so_one_generic_hit_cannot_decide() -> None
     assert [f.doc_id for f in fuse(hits, k=2, method="max")] == ["a", "b"]
     summed = fuse(hits, k=2, method="sum")
     assert [f.doc_id for f in summed] == ["b", "a"]
-    assert summed[0].score == pytest.approx(0.80 + 0.12 * (0.85 + 0.80 + 0.80))
+    assert summed[0].score == pytest.approx(0.80 + 0.35 * (0.80 + 0.85 + 0.80) / 3)
+    # "a" lacks a summary and keywords: they count at the lowest score of their kind.
+    assert summed[1].score == pytest.approx(0.70 + 0.35 * (0.95 + 0.85 + 0.80) / 3)
     custom = fuse(hits, k=1, method="sum", weights={"question": 1.0})
     assert custom[0].doc_id == "a"  # only the kinds given count

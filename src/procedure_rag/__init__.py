@@ -10,6 +10,7 @@ from procedure_rag._deterministic import (
     generate_representations,
     iter_representations,
 )
+from procedure_rag._embeddings import OfflineEmbedder, load_offline_model
 from procedure_rag._errors import ReaderError
 from procedure_rag._lexicon import ENGLISH, JAPANESE, LEXICONS, Lexicon, detect_language
 from procedure_rag._llm import GenerationStats, LLMGenerator, ModelReply, TextModel
@@ -64,6 +65,7 @@ __all__ = [
     "Lexicon",
     "Message",
     "ModelReply",
+    "OfflineEmbedder",
     "ProcedureChunker",
     "ProcedureStep",
     "ReaderError",
@@ -81,6 +83,7 @@ __all__ = [
     "generate_representations",
     "iter_chunks",
     "iter_representations",
+    "load_offline_model",
     "match_step_marker",
     "read_metadata",
 ]

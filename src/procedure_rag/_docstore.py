@@ -31,6 +31,7 @@ __all__ = [
     "IndexInfo",
     "ReplaceResult",
     "Scalar",
+    "SourceCommit",
     "StoredChunk",
 ]
 
@@ -57,6 +58,19 @@ _CHUNK_TABLES = (
     )
     """,
     "CREATE INDEX IF NOT EXISTS chunks_by_source ON chunks (source_id, seq)",
+    # The vectors written for each source, so re-indexing and deleting find every one of
+    # them in any vector store: 'pending' before they are written, 'live' once the source's
+    # chunks are committed, 'stale' until they are deleted from the vector store.
+    """
+    CREATE TABLE IF NOT EXISTS vectors (
+        vector_id TEXT PRIMARY KEY,
+        chunk_id TEXT NOT NULL,
+        source_id TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('pending', 'live', 'stale'))
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS vectors_by_source ON vectors (source_id, state)",
+    "CREATE INDEX IF NOT EXISTS vectors_by_chunk ON vectors (chunk_id)",
 )
 
 # Ids per SELECT/DELETE ... IN (...): below SQLite's oldest bound-variable limit (999).
@@ -112,6 +126,20 @@ class ReplaceResult:
     removed: tuple[str, ...]
     kept: tuple[str, ...]
     updated: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SourceCommit:
+    """What :meth:`ChunkStore.commit_source` did.
+
+    Attributes:
+        chunks: The chunk ids added, removed, kept and updated.
+        stale_vectors: Vector ids of the source that are no longer wanted: delete them
+            from the vector store, then call :meth:`ChunkStore.forget_vectors`.
+    """
+
+    chunks: ReplaceResult
+    stale_vectors: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -242,39 +270,8 @@ class ChunkStore(SQLiteStore):
                 message names the chunk id); or the store is closed.
         """
         rows = _rows(records)
-        for chunk_id, row_source, _, _ in rows:
-            if row_source not in ("", source_id):
-                msg = f"chunk {chunk_id!r} has source_id {row_source!r}, not {source_id!r}"
-                raise ValueError(msg)
         with self._lock, self._transaction() as conn:
-            before = {
-                chunk_id: (text, _canonical(metadata))
-                for chunk_id, text, metadata in conn.execute(
-                    "SELECT chunk_id, text, metadata FROM chunks WHERE source_id = ?", (source_id,)
-                )
-            }
-            incoming = {row[0] for row in rows}
-            removed = tuple(sorted(set(before) - incoming))
-            _delete(conn, list(removed))
-            seq = _next_seq(conn)
-            added: list[str] = []
-            kept: list[str] = []
-            updated: list[str] = []
-            for i, (chunk_id, _, text, metadata) in enumerate(rows):
-                old = before.get(chunk_id)
-                if old is None:
-                    _insert_new(conn, (chunk_id, source_id, text, metadata, seq + i))
-                    added.append(chunk_id)
-                elif old == (text, _canonical(metadata)):
-                    conn.execute("UPDATE chunks SET seq = ? WHERE chunk_id = ?", (seq + i, chunk_id))
-                    kept.append(chunk_id)
-                else:
-                    conn.execute(
-                        "UPDATE chunks SET text = ?, metadata = ?, seq = ? WHERE chunk_id = ?",
-                        (text, metadata, seq + i, chunk_id),
-                    )
-                    updated.append(chunk_id)
-        return ReplaceResult(added=tuple(added), removed=removed, kept=tuple(kept), updated=tuple(updated))
+            return _replace(conn, source_id, rows)
 
     def sources(self) -> list[str]:
         """The source ids with at least one chunk, sorted.
@@ -294,6 +291,148 @@ class ChunkStore(SQLiteStore):
         with self._lock:
             row = self._connection().execute("SELECT COUNT(*) FROM chunks").fetchone()
         return int(row[0])
+
+    # -- vectors ----------------------------------------------------------------
+
+    def begin_vectors(self, source_id: str, vectors: Mapping[str, str]) -> None:
+        """Record ``vectors`` (vector id → chunk id) as about to be written for ``source_id``.
+
+        Call it before writing them to the vector store: if the run dies part way, the
+        next :meth:`commit_source` or :meth:`stale_vectors` still knows them. A live
+        vector being rewritten becomes pending too: until the commit, the store may
+        hold half of a rewrite, and the next run must redo it.
+
+        Raises:
+            ValueError: When the store is closed.
+        """
+        rows = [(vector_id, chunk_id, source_id) for vector_id, chunk_id in vectors.items()]
+        with self._lock, self._transaction() as conn:
+            conn.executemany(
+                "INSERT INTO vectors VALUES (?, ?, ?, 'pending') ON CONFLICT (vector_id) DO UPDATE SET"
+                " chunk_id = excluded.chunk_id, source_id = excluded.source_id, state = 'pending'",
+                rows,
+            )
+
+    def commit_source(
+        self, source_id: str, records: Iterable[StoredChunk], vectors: Mapping[str, str]
+    ) -> SourceCommit:
+        """Make ``records`` the chunks of ``source_id`` and ``vectors`` its live vectors.
+
+        One transaction: the chunks are replaced as :meth:`replace_source` does, every
+        vector in ``vectors`` (vector id → chunk id) becomes live, and the source's other
+        vectors (live or pending before) become stale.
+
+        Returns:
+            The chunk changes and the stale vector ids to delete from the vector store.
+
+        Raises:
+            ValueError: As :meth:`replace_source`, or when a vector points at a chunk that
+                is not among ``records``.
+        """
+        rows = _rows(records)
+        wanted = {row[0] for row in rows}
+        for vector_id, chunk_id in vectors.items():
+            if chunk_id not in wanted:
+                msg = f"vector {vector_id!r} points at chunk {chunk_id!r}, which is not among the records"
+                raise ValueError(msg)
+        with self._lock, self._transaction() as conn:
+            result = _replace(conn, source_id, rows)
+            conn.executemany(
+                "INSERT INTO vectors VALUES (?, ?, ?, 'live') ON CONFLICT (vector_id) DO UPDATE SET"
+                " chunk_id = excluded.chunk_id, source_id = excluded.source_id, state = 'live'",
+                [(vector_id, chunk_id, source_id) for vector_id, chunk_id in vectors.items()],
+            )
+            stale = sorted(
+                vector_id
+                for (vector_id,) in conn.execute(
+                    "SELECT vector_id FROM vectors WHERE source_id = ? AND state != 'stale'", (source_id,)
+                )
+                if vector_id not in vectors
+            )
+            for batch in _batches(stale):
+                conn.execute(
+                    f"UPDATE vectors SET state = 'stale' WHERE vector_id IN ({_marks(batch)})",  # noqa: S608 - only "?" marks are formatted in
+                    batch,
+                )
+        return SourceCommit(chunks=result, stale_vectors=tuple(stale))
+
+    def remove_chunks(self, ids: Iterable[str]) -> tuple[str, ...]:
+        """Delete chunks by id and mark their vectors stale, in one transaction.
+
+        Returns:
+            The stale vector ids to delete from the vector store (then
+            :meth:`forget_vectors`).
+
+        Raises:
+            ValueError: When the store is closed.
+        """
+        unique = sorted(set(ids))
+        with self._lock, self._transaction() as conn:
+            _delete(conn, unique)
+            stale: list[str] = []
+            for batch in _batches(unique):
+                marks = _marks(batch)
+                stale.extend(
+                    row[0]
+                    for row in conn.execute(
+                        f"SELECT vector_id FROM vectors WHERE chunk_id IN ({marks})",  # noqa: S608 - only "?" marks are formatted in
+                        batch,
+                    )
+                )
+                conn.execute(
+                    f"UPDATE vectors SET state = 'stale' WHERE chunk_id IN ({marks})",  # noqa: S608 - only "?" marks are formatted in
+                    batch,
+                )
+        return tuple(sorted(stale))
+
+    def vector_ids(self, source_id: str | None = None, *, state: str = "live") -> list[str]:
+        """Vector ids in ``state`` (``"live"``, ``"pending"`` or ``"stale"``), of one source or all.
+
+        Raises:
+            ValueError: When ``state`` is unknown or the store is closed.
+        """
+        if state not in ("live", "pending", "stale"):
+            msg = f"state must be 'live', 'pending' or 'stale', got {state!r}"
+            raise ValueError(msg)
+        query = "SELECT vector_id FROM vectors WHERE state = ?"
+        params: tuple[str, ...] = (state,)
+        if source_id is not None:
+            query += " AND source_id = ?"
+            params = (state, source_id)
+        with self._lock:
+            rows = self._connection().execute(query + " ORDER BY vector_id", params).fetchall()
+        return [row[0] for row in rows]
+
+    def stale_vectors(self) -> list[str]:
+        """Vectors to delete from the vector store: stale ones, and uncommitted pending ones.
+
+        Pending vectors that are not live were left by a write that died part way (one
+        writer at a time is assumed).
+
+        Raises:
+            ValueError: When the store is closed.
+        """
+        with self._lock:
+            rows = (
+                self._connection()
+                .execute("SELECT vector_id FROM vectors WHERE state != 'live' ORDER BY vector_id")
+                .fetchall()
+            )
+        return [row[0] for row in rows]
+
+    def forget_vectors(self, ids: Iterable[str]) -> None:
+        """Drop the ledger rows of vectors that were deleted from the vector store.
+
+        Raises:
+            ValueError: When the store is closed.
+        """
+        unique = sorted(set(ids))
+        with self._lock, self._transaction() as conn:
+            for batch in _batches(unique):
+                conn.execute(
+                    f"DELETE FROM vectors WHERE state != 'live' AND vector_id IN ({_marks(batch)})",  # noqa: S608 - only "?" marks are formatted in
+                    batch,
+                )
 
     # -- index info -------------------------------------------------------------
 
@@ -391,6 +530,44 @@ def _open_schema(conn: sqlite3.Connection, path: str) -> None:
     # Created only after the version check: a newer layout is never touched.
     for statement in _CHUNK_TABLES:
         conn.execute(statement)
+
+
+def _replace(
+    conn: sqlite3.Connection, source_id: str, rows: list[tuple[str, str, str, str]]
+) -> ReplaceResult:
+    """:meth:`ChunkStore.replace_source` inside an open transaction."""
+    for chunk_id, row_source, _, _ in rows:
+        if row_source not in ("", source_id):
+            msg = f"chunk {chunk_id!r} has source_id {row_source!r}, not {source_id!r}"
+            raise ValueError(msg)
+    before = {
+        chunk_id: (text, _canonical(metadata))
+        for chunk_id, text, metadata in conn.execute(
+            "SELECT chunk_id, text, metadata FROM chunks WHERE source_id = ?", (source_id,)
+        )
+    }
+    incoming = {row[0] for row in rows}
+    removed = tuple(sorted(set(before) - incoming))
+    _delete(conn, list(removed))
+    seq = _next_seq(conn)
+    added: list[str] = []
+    kept: list[str] = []
+    updated: list[str] = []
+    for i, (chunk_id, _, text, metadata) in enumerate(rows):
+        old = before.get(chunk_id)
+        if old is None:
+            _insert_new(conn, (chunk_id, source_id, text, metadata, seq + i))
+            added.append(chunk_id)
+        elif old == (text, _canonical(metadata)):
+            conn.execute("UPDATE chunks SET seq = ? WHERE chunk_id = ?", (seq + i, chunk_id))
+            kept.append(chunk_id)
+        else:
+            conn.execute(
+                "UPDATE chunks SET text = ?, metadata = ?, seq = ? WHERE chunk_id = ?",
+                (text, metadata, seq + i, chunk_id),
+            )
+            updated.append(chunk_id)
+    return ReplaceResult(added=tuple(added), removed=removed, kept=tuple(kept), updated=tuple(updated))
 
 
 def _check(chunk_id: object, text: object, metadata: object) -> None:

@@ -33,14 +33,16 @@ FusionMethod = Literal["max", "rrf", "weighted", "sum"]
 #: The methods :func:`fuse` knows.
 FUSION_METHODS: tuple[FusionMethod, ...] = ("max", "rrf", "weighted", "sum")
 
-#: Default per-kind weights of ``method="sum"``: the raw text counts fully, each other
-#: kind adds a little of its best hit. Measured with the bundled e5 model and the
-#: deterministic representations, answered@1 rose from .41 to .62 (HoloLens ja), .59 to
-#: .62 (en) and .41 to .67 (Japanese-native manuals), where ``max`` fusion drops or keeps
-#: it (deterministic questions are generic per section, so one generic hit wins a max);
-#: weights from 0.07 to 0.17 per kind all gave the gain.
+#: Default per-kind weights of ``method="sum"``: the raw text's best score counts fully,
+#: and the mean of the best question, summary and keywords scores adds 0.35 of itself
+#: (table summaries, code docstrings and image captions exist for few chunks; counting
+#: them measured worse). Deterministic
+#: representations are generic per section, so with ``"max"`` one generic question wins
+#: (answered@1 fell from .41 to .36 on the HoloLens Japanese questions with the bundled
+#: e5 model); averaged as evidence beside the raw text they lift it instead (see
+#: docs/RETRIEVAL.md for the measurements and the range of weights that gave the gain).
 SUM_WEIGHTS: Mapping[str, float] = MappingProxyType(
-    {kind.value: (1.0 if kind is RepresentationKind.RAW else 0.12) for kind in RepresentationKind}
+    {"raw": 1.0, "question": 0.35, "summary": 0.35, "keywords": 0.35}
 )
 
 _KNOWN_KINDS = frozenset(kind.value for kind in RepresentationKind)
@@ -165,9 +167,14 @@ def fuse(
         ``1 / (rrf_k + rank)`` for its best hit in each list (ranks from 1).
         ``"weighted"``: a chunk scores its best ``weights[kind] * score``; kinds not in
         ``weights`` weigh 1.0.
-        ``"sum"``: a chunk scores the weighted sum, over kinds, of its best hit of each
-        kind (``weights`` default to :data:`SUM_WEIGHTS`): every kind that matches adds
-        evidence, and no single generic representation decides alone.
+        ``"sum"``: a chunk scores ``weights["raw"]`` times its best raw hit plus the
+        mean, over the other kinds among ``hits``, of ``weights[kind]`` times its best
+        hit of that kind (``weights`` default to :data:`SUM_WEIGHTS`; only kinds with a
+        weight count). A kind the chunk has no hit of counts at the lowest score of that
+        kind among ``hits``, its upper bound when ``hits`` are a store's top results, so
+        chunks are not rewarded for having more kinds. Every kind adds evidence, and no
+        single generic representation decides alone. Give it every representation of
+        the candidate chunks (a re-scoring pass) for exact scores.
 
     Ties keep the order in which the chunks first appear in ``hits``. A representation
     seen twice (same ``representation_id``) counts once.
@@ -212,7 +219,10 @@ def fuse(
         }
     elif method == "sum":
         weight_of = dict(SUM_WEIGHTS if weights is None else weights)
-        scores = {doc: _kind_sum(doc_hits, weight_of) for doc, doc_hits in by_doc.items()}
+        floor: dict[str, float] = {}
+        for hit in kept:
+            floor[hit.kind] = min(floor.get(hit.kind, hit.score), hit.score)
+        scores = {doc: _kind_sum(doc_hits, weight_of, floor) for doc, doc_hits in by_doc.items()}
     else:
         scores = {doc: max(hit.score for hit in doc_hits) for doc, doc_hits in by_doc.items()}
 
@@ -224,11 +234,17 @@ def fuse(
     ]
 
 
-def _kind_sum(hits: Sequence[Hit], weight_of: Mapping[str, float]) -> float:
+def _kind_sum(hits: Sequence[Hit], weight_of: Mapping[str, float], floor: Mapping[str, float]) -> float:
+    """Raw best plus the mean of the other weighted kinds' bests (missing ones at their floor)."""
     best: dict[str, float] = {}
     for hit in hits:
         best[hit.kind] = max(best.get(hit.kind, hit.score), hit.score)
-    return sum(weight_of.get(kind, 0.0) * score for kind, score in best.items())
+    raw = RepresentationKind.RAW.value
+    total = weight_of.get(raw, 0.0) * best.get(raw, floor.get(raw, 0.0))
+    others = [kind for kind in floor if kind != raw and weight_of.get(kind, 0.0) > 0]
+    if others:
+        total += sum(weight_of[kind] * best.get(kind, floor[kind]) for kind in others) / len(others)
+    return total
 
 
 def fetch_until_k(

@@ -1,0 +1,328 @@
+"""``ProcedureMultiVectorRetriever``: langchain-classic's ``MultiVectorRetriever``, done right.
+
+Same fields (``vectorstore``, ``docstore`` or ``byte_store``, ``id_key``, ``search_type``,
+``search_kwargs``), plus a top-level ``k`` that counts raw chunks, scores and the
+matched representations in each result's metadata, fusion, routing and parent
+expansion, and an add / re-add / delete lifecycle that leaves nothing stale. The
+ranking and the lifecycle are the core's (:mod:`procedure_rag._retrieval`,
+:mod:`procedure_rag._index`); this class wires LangChain's stores to them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any, Self
+
+from langchain_classic.retrievers.multi_vector import SearchType
+from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.documents import Document
+from langchain_core.embeddings import Embeddings
+from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables import Runnable
+from langchain_core.stores import BaseStore, ByteStore
+from langchain_core.vectorstores import VectorStore
+from pydantic import Field, PrivateAttr, model_validator
+
+from langchain_procedures._docstore import ProcedureDocStore, document_of
+from langchain_procedures._models import LangChainModel
+from langchain_procedures._vector_backend import VectorStoreBackend, searcher
+from procedure_rag._chroma import DEFAULT_COLLECTION, ChromaTarget, docstore_path, open_collection
+from procedure_rag._docstore import ChunkStore, StoredChunk
+from procedure_rag._embedding_identity import PROBE_TEXT, EmbeddingIdentity, describe_model
+from procedure_rag._fusion import FusionMethod
+from procedure_rag._index import (
+    IndexReport,
+    RepresentationSource,
+    delete_chunks,
+    delete_sources,
+    stored_chunk,
+    write_chunks,
+)
+from procedure_rag._llm import represent
+from procedure_rag._representation_types import Representation
+from procedure_rag._retrieval import RetrievalOptions, Retrieved, retrieve
+from procedure_rag._types import Chunk
+
+__all__ = ["ProcedureMultiVectorRetriever", "SearchType"]
+
+
+class ProcedureMultiVectorRetriever(BaseRetriever):
+    """Search several representations per raw chunk; return ``k`` distinct raw chunks.
+
+    Each returned ``Document`` is a raw chunk from the docstore (``id`` = chunk id) whose
+    metadata also holds ``score`` (the fused score, higher is better) and ``matched``
+    (a JSON list of the representations that hit: ``kind``, ``text``, ``score``), plus
+    ``routing`` and ``expanded_from`` when those options apply.
+
+    Build one with :meth:`from_persist_directory` (embedded Chroma and a SQLite docstore
+    in one folder, readable from LlamaIndex too) or from any LangChain ``VectorStore`` and
+    ``BaseStore``; fill it with :meth:`add_documents`.
+
+    Args:
+        vectorstore: Holds the representation vectors (metadata ``id_key`` names the raw
+            chunk, ``representation`` the kind).
+        docstore: Raw chunks by id; a :class:`ProcedureDocStore` in memory by default.
+            With another store, the ledger that finds a source's old vectors lives in
+            memory, so re-adding a source replaces its vectors only within one process.
+        byte_store: A byte store to wrap as the docstore instead (as ``MultiVectorRetriever``).
+        id_key: The vector metadata key naming the raw chunk.
+        search_type: ``similarity``, ``similarity_score_threshold`` (``search_kwargs``
+            gives ``score_threshold``) or ``mmr`` (scores are then MMR ranks).
+        search_kwargs: Passed to the store's search; ``filter`` is a metadata filter in
+            the store's syntax; ``k``, when given, is the first number of vectors asked.
+        k: Raw chunks returned; vectors are fetched until ``k`` distinct chunks are found
+            or the store is exhausted.
+        fusion: How a chunk's hits make its score: ``"sum"`` (default: the raw text's
+            score plus a little of each other kind's best), ``"max"``, ``"rrf"``,
+            ``"weighted"``.
+        weights: Per-kind weights for ``"sum"`` and ``"weighted"``.
+        kinds: Only these representation kinds count (``None``: all).
+        expand_parents: Return each child's parent chunk (needs parents in the docstore:
+            split with ``emit_parents=True``).
+        route_questions: Move up chunks carrying what the question asks about
+            (condition, caution, result, steps); the rule is in ``routing``.
+        representation_model: A chat model (or Runnable) writing the representations in
+            :meth:`add_documents`; ``None`` for the offline deterministic ones.
+    """
+
+    vectorstore: VectorStore
+    docstore: BaseStore[str, Document] = Field(default_factory=ProcedureDocStore)
+    byte_store: ByteStore | None = None
+    id_key: str = "doc_id"
+    search_type: SearchType = SearchType.similarity
+    search_kwargs: dict[str, Any] = Field(default_factory=dict)
+    k: int = 5
+    fusion: FusionMethod = "sum"
+    weights: dict[str, float] | None = None
+    kinds: list[str] | None = None
+    expand_parents: bool = False
+    route_questions: bool = False
+    representation_model: Runnable[Any, Any] | LangChainModel | None = None
+
+    _options: RetrievalOptions = PrivateAttr()
+    _ledger: ChunkStore = PrivateAttr()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shim_docstore(cls, values: Any) -> Any:  # noqa: ANN401 - pydantic hands raw input over
+        if isinstance(values, dict) and values.get("byte_store") is not None:
+            from langchain_classic.storage._lc_store import create_kv_docstore  # noqa: PLC0415
+
+            values = {**values, "docstore": create_kv_docstore(values["byte_store"])}
+        return values
+
+    def model_post_init(self, context: Any, /) -> None:  # noqa: ANN401 - pydantic's signature
+        """Validate the options once; pick the ledger."""
+        start = self.search_kwargs.get("k")
+        self._options = RetrievalOptions(
+            k=self.k,
+            fusion=self.fusion,
+            weights=self.weights,
+            kinds=None if self.kinds is None else frozenset(self.kinds),
+            expand_parents=self.expand_parents,
+            route_questions=self.route_questions,
+            fetch_start=max(int(start), 8 * self.k) if start is not None else None,
+        )
+        if isinstance(self.docstore, ProcedureDocStore):
+            self._ledger = self.docstore.store
+        else:
+            self._ledger = ChunkStore()
+
+    # -- building ---------------------------------------------------------------
+
+    @classmethod
+    def from_persist_directory(
+        cls,
+        persist_directory: str | os.PathLike[str],
+        *,
+        embedding: Embeddings,
+        collection_name: str = DEFAULT_COLLECTION,
+        **kwargs: Any,  # noqa: ANN401 - the retriever's own fields
+    ) -> Self:
+        """Open (or create) the index in a folder: embedded Chroma and ``docstore.sqlite3``.
+
+        Args:
+            persist_directory: The index folder.
+            embedding: The embedding model; the index records it and refuses another.
+            collection_name: The representations collection.
+            **kwargs: The retriever's fields (``k``, ``fusion``…).
+
+        Raises:
+            EmbeddingMismatchError: When the index was built with another model.
+        """
+        target = ChromaTarget(persist_directory=os.fspath(persist_directory))
+        docstore = ProcedureDocStore(docstore_path(persist_directory))
+        return cls._open(target, embedding, collection_name, docstore, kwargs)
+
+    @classmethod
+    def from_chroma_server(
+        cls,
+        host: str,
+        port: int = 8000,
+        *,
+        embedding: Embeddings,
+        docstore_file: str | os.PathLike[str],
+        collection_name: str = DEFAULT_COLLECTION,
+        **kwargs: Any,  # noqa: ANN401 - the retriever's own fields
+    ) -> Self:
+        """Open (or create) the index on a Chroma server (``chroma run``), docstore in a file.
+
+        Raises:
+            EmbeddingMismatchError: When the collection was built with another model.
+        """
+        target = ChromaTarget(host=host, port=port)
+        return cls._open(target, embedding, collection_name, ProcedureDocStore(docstore_file), kwargs)
+
+    @classmethod
+    def _open(
+        cls,
+        target: ChromaTarget,
+        embedding: Embeddings,
+        collection_name: str,
+        docstore: ProcedureDocStore,
+        kwargs: dict[str, Any],
+    ) -> Self:
+        from langchain_chroma import Chroma  # noqa: PLC0415 - only for the Chroma layout
+
+        identity = EmbeddingIdentity.from_probe(
+            describe_model(embedding), embedding.embed_documents([PROBE_TEXT])[0]
+        )
+        client = target.client()
+        open_collection(client, identity, name=collection_name)
+        vectorstore = Chroma(client=client, collection_name=collection_name, embedding_function=embedding)
+        return cls(vectorstore=vectorstore, docstore=docstore, **kwargs)
+
+    # -- lifecycle --------------------------------------------------------------
+
+    def add_documents(
+        self,
+        documents: Sequence[Document],
+        *,
+        representations: Sequence[Representation]
+        | Callable[[Sequence[Chunk]], Sequence[Representation]]
+        | None = None,
+    ) -> IndexReport:
+        """Index raw chunks: docstore entries and representation vectors, written together.
+
+        Each source present in ``documents`` becomes exactly these chunks: chunks and
+        vectors it had before and has no longer are deleted, unchanged ones are not
+        embedded again. Pass all chunks of a source in one call.
+
+        Args:
+            documents: Chunks from :class:`~langchain_procedures.ProcedureTextSplitter`
+                (parents included, when split with ``emit_parents=True``).
+            representations: Representations made already, or a callable making them;
+                ``None``: ``representation_model``'s, or the deterministic ones.
+
+        Returns:
+            What was added, kept and removed.
+
+        Raises:
+            ValueError: When a document was not split by this package (no ``chunk_id``),
+                its metadata holds a non-scalar value, or a chunk occurs twice. Nothing
+                is written then.
+        """
+        stored = [stored_chunk(d.page_content, d.metadata, position=i) for i, d in enumerate(documents)]
+        before = self._source_ids(stored)
+        report = write_chunks(
+            stored,
+            store=self._ledger,
+            backend=VectorStoreBackend(self.vectorstore),
+            representations=self._representations(representations),
+            id_key=self.id_key,
+        )
+        if self._ledger is not self._store_chunks():
+            self._mirror(stored, before)
+        return report
+
+    def delete(
+        self, *, source_ids: Sequence[str] | None = None, ids: Sequence[str] | None = None
+    ) -> IndexReport:
+        """Delete whole sources, or chunks by id, with their vectors.
+
+        Raises:
+            ValueError: When neither or both of ``source_ids`` and ``ids`` are given.
+        """
+        if (source_ids is None) == (ids is None):
+            msg = "give either source_ids or ids to delete"
+            raise ValueError(msg)
+        backend = VectorStoreBackend(self.vectorstore)
+        if source_ids is not None:
+            removed = [cid for s in source_ids for cid in self._ledger.ids_for_source(s)]
+            report = delete_sources(source_ids, store=self._ledger, backend=backend)
+        else:
+            removed = list(ids or ())
+            report = delete_chunks(removed, store=self._ledger, backend=backend)
+        if self._ledger is not self._store_chunks():
+            self.docstore.mdelete(removed)
+        return report
+
+    # -- retrieval --------------------------------------------------------------
+
+    def _get_relevant_documents(
+        self,
+        query: str,
+        *,
+        run_manager: CallbackManagerForRetrieverRun,
+        k: int | None = None,
+        filter: Mapping[str, Any] | None = None,
+    ) -> list[Document]:
+        """The ``k`` best raw chunks for ``query``, best first, with scores."""
+        options = self._options if k is None else replace(self._options, k=k)
+        where = filter if filter is not None else self.search_kwargs.get("filter")
+        found = searcher(
+            self.vectorstore,
+            query,
+            search_type=self.search_type.value,
+            search_kwargs=self.search_kwargs,
+            id_key=self.id_key,
+            where=where,
+        )
+        result = retrieve(
+            query,
+            search=found.search,
+            rescore=found.rescore,
+            lookup=self.docstore.mget,
+            metadata_of=lambda document: document.metadata,
+            options=options,
+        )
+        if result.missing:
+            run_manager.on_text(
+                f"skipped {len(result.missing)} chunk id(s) missing from the docstore: "
+                + ", ".join(result.missing[:10])
+            )
+        return [_result_document(item) for item in result.items]
+
+    # -- helpers ----------------------------------------------------------------
+
+    def _representations(self, given: RepresentationSource | None) -> RepresentationSource | None:
+        if given is not None or self.representation_model is None:
+            return given
+        model = self.representation_model
+        wrapped = model if isinstance(model, LangChainModel) else LangChainModel(model)
+        return lambda chunks: represent(chunks, model=wrapped)
+
+    def _store_chunks(self) -> ChunkStore | None:
+        return self.docstore.store if isinstance(self.docstore, ProcedureDocStore) else None
+
+    def _source_ids(self, stored: Sequence[StoredChunk]) -> dict[str, list[str]]:
+        return {s: self._ledger.ids_for_source(s) for s in dict.fromkeys(c.source_id for c in stored)}
+
+    def _mirror(self, stored: Sequence[StoredChunk], before: Mapping[str, Sequence[str]]) -> None:
+        """Copy a write into a docstore that is not a :class:`ProcedureDocStore`."""
+        now = {c.chunk_id for c in stored}
+        gone = [cid for ids in before.values() for cid in ids if cid not in now]
+        if gone:
+            self.docstore.mdelete(gone)
+        self.docstore.mset([(c.chunk_id, document_of(c)) for c in stored])
+
+
+def _result_document(item: Retrieved[Document]) -> Document:
+    document = item.item
+    return Document(
+        page_content=document.page_content,
+        metadata={**document.metadata, **item.metadata},
+        id=item.doc_id,
+    )

@@ -1,0 +1,209 @@
+"""A LangChain ``VectorStore`` as the core's vector backend and search.
+
+Writing: representation records become ``Document``s with the record's id, text and
+metadata, added through the store's own API (so it embeds with its own embedding
+function). Searching: hits come back as core :class:`~procedure_rag._fusion.Hit`s with
+similarity scores (higher is better) whichever store it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.documents import Document
+from langchain_core.vectorstores import VectorStore
+
+from procedure_rag._fusion import Hit
+from procedure_rag._index import VectorRecord
+from procedure_rag._retrieval import Found, Rescore, Search, hits_from_vectors
+
+__all__ = ["Searcher", "VectorStoreBackend", "hits_of", "searcher"]
+
+# Chroma takes at most a few thousand records per call; smaller batches also bound memory.
+_ADD_BATCH = 512
+
+
+@dataclass(frozen=True, slots=True)
+class VectorStoreBackend:
+    """Adds and deletes representation vectors through a LangChain ``VectorStore``."""
+
+    vectorstore: VectorStore
+
+    def add(self, records: Sequence[VectorRecord]) -> None:
+        """Embed and store ``records`` (ids kept, so a rerun overwrites)."""
+        for start in range(0, len(records), _ADD_BATCH):
+            batch = records[start : start + _ADD_BATCH]
+            ids = [record.vector_id for record in batch]
+            # Stores that add rather than upsert would keep an old copy of a re-written id.
+            self.vectorstore.delete(ids=ids)
+            self.vectorstore.add_documents(
+                [Document(page_content=r.text, metadata=dict(r.metadata), id=r.vector_id) for r in batch],
+                ids=ids,
+            )
+
+    def delete(self, ids: Sequence[str]) -> None:
+        """Delete vectors by id."""
+        for start in range(0, len(ids), _ADD_BATCH):
+            self.vectorstore.delete(ids=list(ids[start : start + _ADD_BATCH]))
+
+
+def hits_of(pairs: Iterable[tuple[Document, float]], id_key: str) -> list[Hit]:
+    """Core hits from ``(document, similarity)`` pairs; entries without ``id_key`` are skipped."""
+    hits: list[Hit] = []
+    for document, score in pairs:
+        doc_id = document.metadata.get(id_key)
+        if not doc_id:
+            continue
+        hits.append(
+            Hit(
+                doc_id=str(doc_id),
+                kind=str(document.metadata.get("representation", "raw")),
+                text=document.page_content,
+                score=float(score),
+                representation_id=document.id or f"{doc_id}:{document.page_content}",
+            )
+        )
+    return hits
+
+
+@dataclass(frozen=True, slots=True)
+class Searcher:
+    """The two callables the core's ``retrieve`` takes, over one LangChain store and query."""
+
+    search: Search
+    rescore: Rescore | None
+
+
+def searcher(
+    vectorstore: VectorStore,
+    query: str,
+    *,
+    search_type: str,
+    search_kwargs: Mapping[str, Any],
+    id_key: str,
+    where: Mapping[str, Any] | None,
+) -> Searcher:
+    """Search and re-score ``query`` in ``vectorstore``, embedding the query once where it can.
+
+    On Chroma (``langchain_chroma``) the kinds go into the ``where`` filter, the query is
+    embedded once, scores are cosine similarities (the layout creates cosine
+    collections), and every representation of the candidates is re-scored from the
+    stored vectors. On other stores one search serves both kinds and is filtered after,
+    with the store's relevance scores. ``mmr`` gives no scores, so a hit scores by its
+    MMR rank (1.0 for the first, falling evenly).
+    """
+    kwargs = {key: value for key, value in search_kwargs.items() if key not in ("k", "filter")}
+    threshold = kwargs.pop("score_threshold", None) if search_type == "similarity_score_threshold" else None
+    if search_type == "mmr":
+        return Searcher(_mixed(_mmr_pairs(vectorstore, query, kwargs, where), id_key), None)
+    embeddings = vectorstore.embeddings
+    if _is_chroma(vectorstore) and embeddings is not None:
+        vector = embeddings.embed_query(query)
+        search = _chroma_search(
+            vectorstore, vector, kwargs=kwargs, id_key=id_key, where=where, threshold=threshold
+        )
+        return Searcher(search, _chroma_rescore(vectorstore, vector, id_key, where))
+
+    options = {**kwargs, **({} if where is None else {"filter": dict(where)})}
+
+    def pairs(n: int) -> list[tuple[Document, float]]:
+        try:
+            found = vectorstore.similarity_search_with_relevance_scores(query, k=n, **options)
+        except NotImplementedError:
+            # Stores without a relevance function (InMemoryVectorStore) give similarities here.
+            found = vectorstore.similarity_search_with_score(query, k=n, **options)
+        return found if threshold is None else _above(found, float(threshold))
+
+    return Searcher(_mixed(pairs, id_key), None)
+
+
+def _is_chroma(vectorstore: VectorStore) -> bool:
+    return type(vectorstore).__module__.split(".")[0] == "langchain_chroma"
+
+
+def _above(pairs: list[tuple[Document, float]], threshold: float) -> list[tuple[Document, float]]:
+    # Best first: once one hit falls under the threshold, asking for more finds none above
+    # it, and returning fewer than asked tells the retriever the store is exhausted.
+    return [(document, score) for document, score in pairs if score >= threshold]
+
+
+def _with_kinds(where: Mapping[str, Any] | None, kinds: frozenset[str]) -> dict[str, Any]:
+    names = sorted(kinds)
+    clause: dict[str, Any] = {"representation": names[0] if len(names) == 1 else {"$in": names}}
+    return clause if not where else {"$and": [dict(where), clause]}
+
+
+def _chroma_search(
+    vectorstore: Any,  # noqa: ANN401 - langchain_chroma.Chroma, imported lazily
+    vector: list[float],
+    *,
+    kwargs: Mapping[str, Any],
+    id_key: str,
+    where: Mapping[str, Any] | None,
+    threshold: float | None,
+) -> Search:
+    def search(n: int, kinds: frozenset[str]) -> Found:
+        found = vectorstore.similarity_search_by_vector_with_relevance_scores(
+            embedding=vector, k=n, filter=_with_kinds(where, kinds), **kwargs
+        )
+        pairs = [(document, 1.0 - float(distance)) for document, distance in found]
+        kept = pairs if threshold is None else _above(pairs, threshold)
+        return Found(hits_of(kept, id_key), exhausted=len(kept) < n)
+
+    return search
+
+
+def _chroma_rescore(
+    vectorstore: Any,  # noqa: ANN401 - langchain_chroma.Chroma, imported lazily
+    vector: list[float],
+    id_key: str,
+    where: Mapping[str, Any] | None,
+) -> Rescore:
+    def rescore(doc_ids: Sequence[str]) -> list[Hit]:
+        clause: dict[str, Any] = {id_key: {"$in": list(doc_ids)}}
+        found = vectorstore.get(
+            where=clause if not where else {"$and": [dict(where), clause]},
+            include=["embeddings", "metadatas", "documents"],
+        )
+        return hits_from_vectors(
+            vector,
+            ids=found["ids"],
+            texts=found["documents"],
+            metadatas=found["metadatas"],
+            embeddings=found["embeddings"],
+            id_key=id_key,
+        )
+
+    return rescore
+
+
+def _mixed(pairs: Callable[[int], list[tuple[Document, float]]], id_key: str) -> Search:
+    """One store search serves every kind: asked once per ``n``, filtered by kind after."""
+    last: dict[int, list[tuple[Document, float]]] = {}
+
+    def search(n: int, kinds: frozenset[str]) -> Found:
+        if n not in last:
+            last.clear()
+            last[n] = pairs(n)
+        found = last[n]
+        # The store's count decides exhaustion, not the kind's share of it.
+        hits = [hit for hit in hits_of(found, id_key) if hit.kind in kinds]
+        return Found(hits, exhausted=len(found) < n)
+
+    return search
+
+
+def _mmr_pairs(
+    vectorstore: VectorStore, query: str, kwargs: Mapping[str, Any], where: Mapping[str, Any] | None
+) -> Callable[[int], list[tuple[Document, float]]]:
+    def pairs(n: int) -> list[tuple[Document, float]]:
+        options = dict(kwargs)
+        fetch_k = max(int(options.pop("fetch_k", 20)), 2 * n)
+        if where is not None:
+            options["filter"] = dict(where)
+        found = vectorstore.max_marginal_relevance_search(query, k=n, fetch_k=fetch_k, **options)
+        return [(document, 1.0 - i / max(n, 1)) for i, document in enumerate(found)]
+
+    return pairs

@@ -1,0 +1,508 @@
+"""``ProcedureMultiVectorRetriever``: the multi-vector index as a LlamaIndex retriever.
+
+Search representations (summaries, questions, keywords, the chunk itself), fuse the hits
+of each raw chunk, return the raw nodes: ``k`` distinct ones, each with its score and
+the representations that matched. Ranking, over-fetching, routing and parent expansion
+are the core's (:func:`procedure_rag._retrieval.retrieve`), and so is the add/replace/
+delete lifecycle (:mod:`procedure_rag._index`); this module wires them to LlamaIndex's
+stores. The default layout (:mod:`procedure_rag._chroma`) is the LangChain adapter's:
+one index folder reads through either framework.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from functools import partial
+from typing import Any, Self, TypedDict, Unpack
+
+from llama_index.core import StorageContext, VectorStoreIndex
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.bridge.pydantic import Field, PrivateAttr
+from llama_index.core.callbacks import CallbackManager
+from llama_index.core.llms import LLM
+from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TextNode, TransformComponent
+from llama_index.core.storage.docstore.types import BaseDocumentStore
+from llama_index.core.vector_stores.types import BasePydanticVectorStore, MetadataFilters
+
+from llama_index_procedures._index_store import (
+    IndexBackend,
+    RawNodes,
+    can_rescore,
+    check_recorded_identity,
+    chroma_metadata,
+    chroma_rescore,
+    embedding_identity,
+    is_chroma,
+    kind_filters,
+    stored_chunks,
+    to_hits,
+)
+from llama_index_procedures._models import LlamaIndexModel
+from procedure_rag._chroma import (
+    DEFAULT_COLLECTION,
+    ChromaTarget,
+    check_dimension,
+    docstore_path,
+    open_collection,
+)
+from procedure_rag._docstore import ChunkStore
+from procedure_rag._embedding_identity import EmbeddingIdentity, EmbeddingMismatchError
+from procedure_rag._fusion import FusionMethod
+from procedure_rag._index import IndexReport, RepresentationSource
+from procedure_rag._llm import represent
+from procedure_rag._representation_cache import RepresentationCache
+from procedure_rag._retrieval import Found, RetrievalOptions, Retrieved, check_query, retrieve
+
+__all__ = ["ProcedureIndexer", "ProcedureMultiVectorRetriever"]
+
+_CHROMA_HINT = (
+    "the Chroma layout needs LlamaIndex's Chroma integration: pip install llama-index-vector-stores-chroma"
+)
+
+#: Where raw chunks live: a chunk store, its SQLite file, or any LlamaIndex docstore.
+DocstoreLike = ChunkStore | BaseDocumentStore | str | os.PathLike[str]
+
+
+class RetrieverOptions(TypedDict, total=False):
+    """The options the factories pass on to :class:`ProcedureMultiVectorRetriever`."""
+
+    k: int
+    fusion: FusionMethod
+    weights: Mapping[str, float] | None
+    kinds: Collection[str] | None
+    filters: MetadataFilters | None
+    expand_parents: bool
+    route_questions: bool
+    representation_model: LLM | LlamaIndexModel | None
+    representation_cache: RepresentationCache | None
+    id_key: str
+    callback_manager: CallbackManager | None
+
+
+class ProcedureMultiVectorRetriever(BaseRetriever):
+    """Retrieve ``k`` distinct raw nodes through their search representations.
+
+    Each raw chunk (a node from :class:`~llama_index_procedures.ProcedureNodeParser`)
+    is stored once in a docstore; its representations are embedded into a vector store
+    with ``doc_id`` (the chunk id) and ``representation`` (the kind) in their metadata. A
+    query searches the representations, groups the hits by chunk, fuses their scores and
+    returns the raw nodes, best first, over-fetching vectors until ``k`` distinct chunks
+    are found or the store has no more. Each returned node's metadata carries ``score``
+    and ``matched`` (JSON: kind, text and score of each representation that hit), and
+    ``routing`` / ``expanded_from`` when those options are on. A vector whose chunk is
+    missing from the docstore is skipped and logged (logger ``procedure_rag``).
+
+    Example:
+        ```python
+        from llama_index.core import SimpleDirectoryReader
+        from llama_index_procedures import (
+            OfflineEmbedding,
+            ProcedureMultiVectorRetriever,
+            ProcedureNodeParser,
+        )
+
+        retriever = ProcedureMultiVectorRetriever.from_persist_directory(
+            "./index", embed_model=OfflineEmbedding(), k=5
+        )
+        docs = SimpleDirectoryReader("manuals").load_data()
+        retriever.add_nodes(ProcedureNodeParser().get_nodes_from_documents(docs))
+        hits = retriever.retrieve("How do I hard-restart it?")
+        ```
+
+    Args:
+        vector_store: The representations: any LlamaIndex vector store, or a
+            ``VectorStoreIndex`` over one. A store that keeps no text (such as
+            ``SimpleVectorStore``) keeps the representation nodes in the index's docstore:
+            pass the ``VectorStoreIndex`` to keep them across runs (a bare store gets an
+            in-memory one).
+        embed_model: Embeds representations and queries. The index records the model
+            (its name and the vector of a probe text) and refuses any other.
+        docstore: The raw chunks: a :class:`~procedure_rag._docstore.ChunkStore`, the path
+            of its SQLite file, any LlamaIndex ``BaseDocumentStore``, or ``None`` for an
+            in-memory chunk store. The chunk store is also the ledger that finds stale
+            vectors on re-indexing; with a ``BaseDocumentStore`` that ledger is in memory,
+            so re-indexing in a later process cannot remove the vectors of chunks that
+            changed in between (use a chunk store for an index that lasts).
+        k: Raw nodes to return.
+        fusion: How the hits of one chunk make its score: ``"sum"`` (the weighted sum of
+            each kind's best hit), ``"max"``, ``"rrf"`` (reciprocal rank) or
+            ``"weighted"``.
+        weights: Weight per representation kind, for ``"sum"`` and ``"weighted"``.
+        kinds: Only hits on these representation kinds count (``None``: all).
+        filters: Metadata filters passed to every vector store query (vectors carry their
+            chunk's scalar metadata: ``source``, ``language``, ``section``…).
+        expand_parents: Return each child's parent node instead (children of one parent
+            become one result; ``expanded_from`` lists them).
+        route_questions: Classify the question (condition, caution, operation…) and move
+            up chunks carrying that field; the rule applied goes into ``routing``.
+        representation_model: A LlamaIndex LLM (or ``LlamaIndexModel``) writing the
+            representations in :meth:`add_nodes`; ``None`` for the offline deterministic
+            generators.
+        representation_cache: Cache of the model's replies (ignored without a model).
+        id_key: The vector metadata key naming the raw chunk.
+        callback_manager: LlamaIndex callbacks.
+
+    Raises:
+        ValueError: For an option out of range, an unknown fusion method or kind name
+            (the message names it), or an empty ``id_key``.
+        TypeError: For an argument of the wrong type.
+        EmbeddingMismatchError: When the vector store or the docstore was built with
+            another embedding model (the message names both); nothing is read or written.
+    """
+
+    def __init__(
+        self,
+        *,
+        vector_store: BasePydanticVectorStore | VectorStoreIndex,
+        embed_model: BaseEmbedding,
+        docstore: DocstoreLike | None = None,
+        k: int = 5,
+        fusion: FusionMethod = "sum",
+        weights: Mapping[str, float] | None = None,
+        kinds: Collection[str] | None = None,
+        filters: MetadataFilters | None = None,
+        expand_parents: bool = False,
+        route_questions: bool = False,
+        representation_model: LLM | LlamaIndexModel | None = None,
+        representation_cache: RepresentationCache | None = None,
+        id_key: str = "doc_id",
+        callback_manager: CallbackManager | None = None,
+    ) -> None:
+        if isinstance(kinds, str):
+            msg = f"kinds must be a collection of kind names, not the str {kinds!r}"
+            raise TypeError(msg)
+        self._options = RetrievalOptions(
+            k=k,
+            fusion=fusion,
+            weights=weights,
+            kinds=None if kinds is None else frozenset(kinds),
+            expand_parents=expand_parents,
+            route_questions=route_questions,
+        )
+        self._filters = _check_filters(filters)
+        self._id_key = _check_id_key(id_key)
+        self._model = _check_model(representation_model)
+        self._cache = representation_cache
+        if not isinstance(embed_model, BaseEmbedding):
+            msg = f"embed_model must be a LlamaIndex BaseEmbedding, got {type(embed_model).__name__}"
+            raise TypeError(msg)
+        self._embed_model = embed_model
+        self._index = _as_index(vector_store, embed_model)
+        self._identity = embedding_identity(embed_model)
+        recorded = EmbeddingIdentity.from_metadata(chroma_metadata(self._index))
+        if recorded is not None:
+            recorded.check_same(self._identity, "the Chroma collection")
+        self._raw = RawNodes(_open_docstore(docstore))
+        try:
+            check_recorded_identity(self._raw.ledger, self._identity)
+        except EmbeddingMismatchError:
+            if not isinstance(docstore, ChunkStore):  # opened here: not left open
+                self._raw.ledger.close()
+            raise
+        self._chroma = is_chroma(self._index)
+        # Chroma hands back the stored vectors of given chunks: each candidate's every
+        # representation is then scored exactly (other stores: the searches' hits).
+        self._rescore = can_rescore(self._index, self._filters)
+        self._backend = IndexBackend(self._index, embed_model, self._identity, self._id_key)
+        super().__init__(callback_manager=callback_manager)
+
+    @classmethod
+    def from_persist_directory(
+        cls,
+        persist_directory: str | os.PathLike[str],
+        *,
+        embed_model: BaseEmbedding,
+        collection_name: str = DEFAULT_COLLECTION,
+        **options: Unpack[RetrieverOptions],
+    ) -> Self:
+        """Open (or create) the default index in a folder: embedded Chroma and a SQLite docstore.
+
+        The folder holds Chroma's files (the representations collection, cosine space)
+        and ``docstore.sqlite3`` (the raw chunks): the layout the LangChain adapter's
+        retriever reads and writes too.
+
+        Args:
+            persist_directory: The index folder (created when missing).
+            embed_model: The embedding model; an existing index must have been built with it.
+            collection_name: The representations collection.
+            **options: The retriever's options (see the class).
+
+        Raises:
+            EmbeddingMismatchError: When the index was built with another model.
+            ImportError: When ``llama-index-vector-stores-chroma`` is not installed.
+        """
+        target = ChromaTarget(persist_directory=os.fspath(persist_directory))
+        docstore = docstore_path(persist_directory)
+        return cls._from_chroma(target, docstore, embed_model, collection_name, options)
+
+    @classmethod
+    def from_chroma_server(
+        cls,
+        host: str,
+        port: int = 8000,
+        *,
+        embed_model: BaseEmbedding,
+        docstore: DocstoreLike,
+        collection_name: str = DEFAULT_COLLECTION,
+        **options: Unpack[RetrieverOptions],
+    ) -> Self:
+        """Open (or create) the representations collection on a Chroma server (``chroma run``).
+
+        Args:
+            host: The server's host.
+            port: Its port.
+            embed_model: The embedding model; an existing collection must have been built
+                with it.
+            docstore: The raw chunks (see the class); every machine must reach the same one.
+            collection_name: The representations collection.
+            **options: The retriever's options (see the class).
+
+        Raises:
+            EmbeddingMismatchError: When the collection was built with another model.
+            ImportError: When ``llama-index-vector-stores-chroma`` is not installed.
+        """
+        target = ChromaTarget(host=host, port=port)
+        return cls._from_chroma(target, docstore, embed_model, collection_name, options)
+
+    @classmethod
+    def _from_chroma(
+        cls,
+        target: ChromaTarget,
+        docstore: DocstoreLike,
+        embed_model: BaseEmbedding,
+        collection_name: str,
+        options: RetrieverOptions,
+    ) -> Self:
+        try:
+            from llama_index.vector_stores.chroma import ChromaVectorStore  # noqa: PLC0415 - optional
+        except ImportError as exc:
+            raise ImportError(_CHROMA_HINT) from exc
+        collection = open_collection(target.client(), embedding_identity(embed_model), name=collection_name)
+        return cls(
+            vector_store=ChromaVectorStore(chroma_collection=collection),
+            embed_model=embed_model,
+            docstore=docstore,
+            **options,
+        )
+
+    @property
+    def options(self) -> RetrievalOptions:
+        """The validated ranking options."""
+        return self._options
+
+    @property
+    def index(self) -> VectorStoreIndex:
+        """The ``VectorStoreIndex`` over the representations."""
+        return self._index
+
+    @property
+    def embedding_identity(self) -> EmbeddingIdentity:
+        """The embedding model as the index records it."""
+        return self._identity
+
+    def add_nodes(
+        self, nodes: Sequence[BaseNode], *, representations: RepresentationSource | None = None
+    ) -> IndexReport:
+        """Index raw nodes: the docstore gets the nodes, the vector store their representations.
+
+        Every source present becomes exactly these nodes: re-adding a changed document
+        replaces its old nodes and vectors (nothing stale, nothing duplicated; vectors of
+        unchanged chunks are not embedded again), so pass all nodes of a document in one
+        call. Parent nodes go to the docstore only (parent expansion reads them).
+
+        Args:
+            nodes: Nodes from :class:`~llama_index_procedures.ProcedureNodeParser`.
+            representations: Representations made already, or a callable making them
+                from core chunks; ``None`` for the retriever's ``representation_model``
+                (or the deterministic generators).
+
+        Returns:
+            What was added, kept and removed.
+
+        Raises:
+            ValueError: When a node was not made by the node parser or occurs twice (the
+                message names its position or id); nothing is written then.
+        """
+        source = self._representations() if representations is None else representations
+        return self._raw.write(
+            stored_chunks(nodes), backend=self._backend, representations=source, id_key=self._id_key
+        )
+
+    def delete(
+        self, *, source_ids: Iterable[str] | None = None, chunk_ids: Iterable[str] | None = None
+    ) -> IndexReport:
+        """Remove raw chunks and their vectors, by source document or by chunk id.
+
+        Unknown ids are ignored.
+
+        Raises:
+            ValueError: When neither ``source_ids`` nor ``chunk_ids`` is given.
+            TypeError: When one of them is a single str.
+        """
+        if source_ids is None and chunk_ids is None:
+            msg = "give source_ids or chunk_ids to delete"
+            raise ValueError(msg)
+        if isinstance(source_ids, str) or isinstance(chunk_ids, str):
+            msg = "source_ids and chunk_ids must be collections of ids, not a str"
+            raise TypeError(msg)
+        report = IndexReport()
+        if source_ids is not None:
+            report += self._raw.delete_sources(list(source_ids), backend=self._backend)
+        if chunk_ids is not None:
+            report += self._raw.delete_chunks(list(chunk_ids), backend=self._backend)
+        return report
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        query = check_query(query_bundle.query_str)
+        embedding = query_bundle.embedding or self._embed_model.get_agg_embedding_from_queries(
+            query_bundle.embedding_strs
+        )
+        return self._rank(query, embedding)
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        query = check_query(query_bundle.query_str)
+        embedding = query_bundle.embedding or await self._embed_model.aget_agg_embedding_from_queries(
+            query_bundle.embedding_strs
+        )
+        # The stores are synchronous: search in a worker thread, not on the event loop.
+        return await asyncio.to_thread(self._rank, query, embedding)
+
+    def _rank(self, query: str, embedding: Sequence[float]) -> list[NodeWithScore]:
+        """The shared step of both retrieves: search, fuse, look up and cut, for one vector."""
+        check_dimension(self._identity, len(embedding), "the query embedding")
+        bundle = QueryBundle(query_str=query, embedding=list(embedding))
+
+        def search(n: int, kinds: frozenset[str]) -> Found:
+            vectors = self._index.as_retriever(similarity_top_k=n, filters=kind_filters(self._filters, kinds))
+            found = vectors.retrieve(bundle)
+            hits = to_hits(found, id_key=self._id_key, chroma=self._chroma)
+            return Found(hits=hits, exhausted=len(found) < n)
+
+        rescore = (
+            partial(chroma_rescore, self._index, embedding, id_key=self._id_key, filters=self._filters)
+            if self._rescore
+            else None
+        )
+        result = retrieve(
+            query,
+            search=search,
+            lookup=self._raw.lookup,
+            metadata_of=_metadata_of,
+            options=self._options,
+            rescore=rescore,
+        )
+        return [_result(item) for item in result.items]
+
+    def _representations(self) -> RepresentationSource | None:
+        if self._model is None:
+            return None
+        return partial(represent, model=self._model, cache=self._cache)
+
+
+class ProcedureIndexer(TransformComponent):
+    """An ``IngestionPipeline`` step that indexes the nodes it is given and passes them on.
+
+    ``IngestionPipeline(transformations=[ProcedureNodeParser(), ProcedureIndexer(retriever)])``
+    runs parser → representations → embeddings → store; :attr:`last_report` says what
+    the last run wrote. Each run must carry all nodes of the documents it holds (see
+    :meth:`ProcedureMultiVectorRetriever.add_nodes`). A pipeline's cache skips a step
+    whose input it has seen, and so would skip indexing into another index: build such a
+    pipeline with ``disable_cache=True``. It holds open stores, so it runs with
+    ``num_workers=1``.
+
+    Args:
+        retriever: The retriever whose index receives the nodes.
+    """
+
+    retriever: ProcedureMultiVectorRetriever = Field(
+        exclude=True, description="The retriever whose index receives the nodes."
+    )
+    _last_report: IndexReport | None = PrivateAttr(default=None)
+
+    def __init__(self, retriever: ProcedureMultiVectorRetriever, /, **data: Any) -> None:  # noqa: ANN401 - pydantic's
+        # pydantic fills the field; mypy reads the base class's signature.
+        super().__init__(retriever=retriever, **data)  # type: ignore[call-arg]
+
+    @classmethod
+    def class_name(cls) -> str:
+        """Name used as the key when the component is serialised."""
+        return "ProcedureIndexer"
+
+    @property
+    def last_report(self) -> IndexReport | None:
+        """What the last call wrote (``None`` before the first)."""
+        return self._last_report
+
+    def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:  # noqa: ANN401 - the base's
+        """Index ``nodes`` and return them unchanged."""
+        self._last_report = self.retriever.add_nodes(nodes)
+        return nodes
+
+    async def acall(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:  # noqa: ANN401 - the base's
+        """:meth:`__call__` in a worker thread (the stores are synchronous), for ``arun``."""
+        return await asyncio.to_thread(self.__call__, nodes, **kwargs)
+
+
+def _metadata_of(node: TextNode) -> Mapping[str, object]:
+    return node.metadata
+
+
+def _result(item: Retrieved[TextNode]) -> NodeWithScore:
+    node = item.item.model_copy(update={"metadata": {**item.item.metadata, **item.metadata}})
+    return NodeWithScore(node=node, score=item.score)
+
+
+def _as_index(vector_store: object, embed_model: BaseEmbedding) -> VectorStoreIndex:
+    if isinstance(vector_store, VectorStoreIndex):
+        return vector_store
+    if isinstance(vector_store, BasePydanticVectorStore):
+        storage = StorageContext.from_defaults(vector_store=vector_store)
+        return VectorStoreIndex(nodes=[], storage_context=storage, embed_model=embed_model)
+    msg = (
+        "vector_store must be a LlamaIndex vector store or VectorStoreIndex, "
+        f"got {type(vector_store).__name__}"
+    )
+    raise TypeError(msg)
+
+
+def _open_docstore(docstore: object) -> ChunkStore | BaseDocumentStore:
+    if docstore is None:
+        return ChunkStore()
+    if isinstance(docstore, ChunkStore | BaseDocumentStore):
+        return docstore
+    if isinstance(docstore, str | os.PathLike):
+        return ChunkStore(docstore)
+    msg = (
+        "docstore must be a ChunkStore, the path of its SQLite file, a LlamaIndex "
+        f"BaseDocumentStore or None, got {type(docstore).__name__}"
+    )
+    raise TypeError(msg)
+
+
+def _check_filters(filters: object) -> MetadataFilters | None:
+    if filters is None or isinstance(filters, MetadataFilters):
+        return filters
+    msg = f"filters must be LlamaIndex MetadataFilters or None, got {type(filters).__name__}"
+    raise TypeError(msg)
+
+
+def _check_id_key(id_key: object) -> str:
+    if not isinstance(id_key, str) or not id_key:
+        msg = f"id_key must be a non-empty str, got {id_key!r}"
+        raise ValueError(msg)
+    return id_key
+
+
+def _check_model(model: object) -> LlamaIndexModel | None:
+    if model is None or isinstance(model, LlamaIndexModel):
+        return model
+    if isinstance(model, LLM):
+        return LlamaIndexModel(model)
+    msg = (
+        "representation_model must be a LlamaIndex LLM, a LlamaIndexModel or None, "
+        f"got {type(model).__name__}"
+    )
+    raise TypeError(msg)

@@ -1,0 +1,161 @@
+"""The default index layout on Chroma: one folder, a representations collection, a docstore.
+
+Both adapters open the same folder the same way, so an index written through LangChain
+reads through LlamaIndex and back::
+
+    index/                      (persist_directory)
+      chroma.sqlite3, <uuid>/   Chroma's own files: the representations collection
+      docstore.sqlite3          the raw chunks and the vector ledger (ChunkStore)
+
+The collection uses cosine space with HNSW settings chosen for recall
+(:data:`HNSW_SETTINGS`), no Chroma embedding function (vectors always come from the
+caller's model: Chroma's default one would download a model), and records the
+embedding model that built it in its metadata. Opening it with another model fails
+with :class:`EmbeddingMismatchError` before anything is read or written.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from procedure_rag._embedding_identity import EmbeddingIdentity, EmbeddingMismatchError
+
+__all__ = [
+    "DEFAULT_COLLECTION",
+    "DOCSTORE_FILE",
+    "HNSW_SETTINGS",
+    "LAYOUT_VERSION",
+    "ChromaTarget",
+    "check_dimension",
+    "docstore_path",
+    "open_collection",
+]
+
+DEFAULT_COLLECTION = "procedure_rag"
+DOCSTORE_FILE = "docstore.sqlite3"
+LAYOUT_VERSION = 1
+
+#: Cosine space; a wider graph and search beam than Chroma's defaults (16 neighbours,
+#: ef 100), so over-fetching a few hundred vectors still finds the true nearest ones.
+HNSW_SETTINGS: Mapping[str, Any] = MappingProxyType(
+    {"space": "cosine", "ef_construction": 200, "ef_search": 128, "max_neighbors": 32}
+)
+
+_PREFIX = "procedure_rag:"
+
+
+@dataclass(frozen=True, slots=True)
+class ChromaTarget:
+    """Where the collection lives: a folder (embedded) or a server.
+
+    Attributes:
+        persist_directory: The index folder, for an embedded persistent Chroma.
+        host: A Chroma server's host (``chroma run``), instead of a folder.
+        port: The server's port.
+    """
+
+    persist_directory: str | None = None
+    host: str | None = None
+    port: int = 8000
+
+    def __post_init__(self) -> None:
+        if (self.persist_directory is None) == (self.host is None):
+            msg = "give either persist_directory (embedded Chroma) or host (a Chroma server), exactly one"
+            raise ValueError(msg)
+
+    def client(self) -> Any:  # noqa: ANN401 - chromadb's client classes are not exported types
+        """A Chroma client for this target (``chromadb`` is imported here)."""
+        import chromadb  # noqa: PLC0415 - heavy; only when an index is opened
+        from chromadb.config import Settings  # noqa: PLC0415
+
+        settings = Settings(anonymized_telemetry=False)
+        if self.persist_directory is not None:
+            Path(self.persist_directory).mkdir(parents=True, exist_ok=True)
+            return chromadb.PersistentClient(path=self.persist_directory, settings=settings)
+        return chromadb.HttpClient(host=str(self.host), port=self.port, settings=settings)
+
+
+def docstore_path(persist_directory: str | os.PathLike[str]) -> Path:
+    """The docstore file beside the collection in ``persist_directory``."""
+    return Path(persist_directory) / DOCSTORE_FILE
+
+
+def open_collection(
+    client: Any,  # noqa: ANN401 - any chromadb client
+    identity: EmbeddingIdentity,
+    *,
+    name: str = DEFAULT_COLLECTION,
+    hnsw: Mapping[str, Any] = HNSW_SETTINGS,
+) -> Any:  # noqa: ANN401 - chromadb.Collection
+    """Open (or create) the representations collection for a model with ``identity``.
+
+    A new collection gets ``hnsw`` settings, no embedding function and the identity in
+    its metadata. An existing one must have been built with the same model: its
+    recorded identity decides; a collection from elsewhere without a record is checked
+    by the dimension of a stored vector, and then gets the record.
+
+    Raises:
+        EmbeddingMismatchError: When the collection was built with another model or
+            dimension; the message names both.
+        ValueError: When the collection's record is unreadable.
+    """
+    where = f"the collection {name!r}"
+    existing = {collection.name for collection in client.list_collections()}
+    if name not in existing:
+        metadata = {f"{_PREFIX}layout": LAYOUT_VERSION, **identity.to_metadata(_PREFIX)}
+        return client.get_or_create_collection(
+            name=name,
+            embedding_function=None,
+            metadata=metadata,
+            configuration={"hnsw": dict(hnsw)},
+        )
+    collection = client.get_collection(name=name, embedding_function=None)
+    recorded = EmbeddingIdentity.from_metadata(collection.metadata, _PREFIX)
+    if recorded is not None:
+        recorded.check_same(identity, where)
+        return collection
+    space = ((collection.configuration or {}).get("hnsw") or {}).get("space", "l2")
+    if space != "cosine":
+        msg = (
+            f"{where} uses the {space!r} distance; procedure-rag scores with cosine similarity: "
+            "index into a new collection"
+        )
+        raise ValueError(msg)
+    stored_dimension = _stored_dimension(collection)
+    if stored_dimension is not None and stored_dimension != identity.dimension:
+        msg = (
+            f"{where} holds vectors of dimension {stored_dimension}, but the embedding model "
+            f"{identity.name!r} gives dimension {identity.dimension}: use the model it was built with"
+        )
+        raise EmbeddingMismatchError(msg)
+    metadata = {**(collection.metadata or {}), **identity.to_metadata(_PREFIX)}
+    metadata.pop("hnsw:space", None)  # legacy keys cannot be changed after creation
+    collection.modify(metadata=metadata)
+    return collection
+
+
+def _stored_dimension(collection: Any) -> int | None:  # noqa: ANN401 - chromadb.Collection
+    peeked = collection.peek(limit=1)
+    embeddings = peeked.get("embeddings")
+    if embeddings is None or len(embeddings) == 0:
+        return None
+    return len(embeddings[0])
+
+
+def check_dimension(identity: EmbeddingIdentity, vector_length: int, what: str) -> None:
+    """Raise when a vector of ``vector_length`` cannot go into an index of ``identity``.
+
+    Raises:
+        EmbeddingMismatchError: Naming ``what``, both lengths and the model.
+    """
+    if vector_length != identity.dimension:
+        msg = (
+            f"{what} has dimension {vector_length}, but the index holds vectors of dimension "
+            f"{identity.dimension} from {identity.name!r}"
+        )
+        raise EmbeddingMismatchError(msg)
