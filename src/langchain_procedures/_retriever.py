@@ -191,6 +191,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
         )
         client = target.client()
         open_collection(client, identity, name=collection_name)
+        docstore.store.check_embedding(identity)
         vectorstore = Chroma(client=client, collection_name=collection_name, embedding_function=embedding)
         return cls(vectorstore=vectorstore, docstore=docstore, **kwargs)
 

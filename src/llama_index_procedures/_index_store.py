@@ -64,7 +64,6 @@ __all__ = [
     "IndexBackend",
     "RawNodes",
     "can_rescore",
-    "check_recorded_identity",
     "chroma_metadata",
     "chroma_rescore",
     "chunk_node",
@@ -96,25 +95,6 @@ def embedding_identity(embed_model: BaseEmbedding) -> EmbeddingIdentity:
     return EmbeddingIdentity.from_probe(
         describe_model(embed_model), embed_model.get_text_embedding(PROBE_TEXT)
     )
-
-
-def check_recorded_identity(store: ChunkStore, identity: EmbeddingIdentity) -> None:
-    """Record ``identity`` in the docstore's info on first use; afterwards insist on it.
-
-    The record is :meth:`EmbeddingIdentity.to_metadata`, probe included, so the same model
-    wrapped by either framework passes and any other model is refused.
-
-    Raises:
-        EmbeddingMismatchError: When the docstore was built with another model.
-    """
-    keys = identity.to_metadata()
-    stored = {key: value for key in keys if (value := store.get_info(key)) is not None}
-    recorded = EmbeddingIdentity.from_metadata(stored)
-    if recorded is None:
-        for key, value in keys.items():
-            store.set_info(key, value)
-        return
-    recorded.check_same(identity, f"the docstore at {store.path!r}")
 
 
 def chunk_node(chunk: StoredChunk) -> TextNode:

@@ -31,7 +31,6 @@ from llama_index_procedures._index_store import (
     IndexBackend,
     RawNodes,
     can_rescore,
-    check_recorded_identity,
     chroma_metadata,
     chroma_rescore,
     embedding_identity,
@@ -197,7 +196,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
             recorded.check_same(self._identity, "the Chroma collection")
         self._raw = RawNodes(_open_docstore(docstore))
         try:
-            check_recorded_identity(self._raw.ledger, self._identity)
+            self._raw.ledger.check_embedding(self._identity)
         except EmbeddingMismatchError:
             if not isinstance(docstore, ChunkStore):  # opened here: not left open
                 self._raw.ledger.close()

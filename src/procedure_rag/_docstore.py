@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TypeAlias
 
+from procedure_rag._embedding_identity import EmbeddingIdentity
 from procedure_rag._sqlite import MEMORY, SQLiteStore
 
 __all__ = [
@@ -42,8 +43,8 @@ Scalar: TypeAlias = str | int | float | bool
 STORE_SCHEMA_VERSION = 1
 
 #: Info keys :meth:`ChunkStore.check_embedding` reads and writes.
-EMBEDDING_MODEL_KEY = "embedding_model"
-EMBEDDING_DIMENSION_KEY = "embedding_dimension"
+EMBEDDING_MODEL_KEY = "procedure_rag:embedding"
+EMBEDDING_DIMENSION_KEY = "procedure_rag:dimension"
 _SCHEMA_VERSION_KEY = "schema_version"
 
 _INFO_TABLE = "CREATE TABLE IF NOT EXISTS info (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
@@ -476,41 +477,30 @@ class ChunkStore(SQLiteStore):
             embedding_dimension=dimension if isinstance(dimension, int) else None,
         )
 
-    def check_embedding(self, identity: str, dimension: int) -> None:
+    def check_embedding(self, identity: EmbeddingIdentity) -> None:
         """Record the embedding model on first use; afterwards, insist on the same one.
 
         Vectors from two models do not compare, so an index built with one model must
-        not be queried or extended with another.
+        not be queried or extended with another. The record holds the model's probe
+        vector, so the same model wrapped by either framework passes.
 
         Args:
-            identity: The model's identity (provider and model name, such as
-                ``"openai:text-embedding-3-small"``).
-            dimension: The length of its vectors.
+            identity: The model, as :class:`EmbeddingIdentity` describes it.
 
         Raises:
-            ValueError: When the store was built with another model or dimension (the
-                message names both), when ``identity`` is empty or ``dimension`` is not
-                a positive int, or when the store is closed.
+            EmbeddingMismatchError: When the store was built with another model or
+                dimension (the message names both).
+            ValueError: When the store is closed.
         """
-        if not isinstance(identity, str) or not identity:
-            msg = f"embedding identity must be a non-empty str, got {identity!r}"
-            raise ValueError(msg)
-        if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension <= 0:
-            msg = f"embedding dimension must be a positive int, got {dimension!r}"
-            raise ValueError(msg)
+        keys = identity.to_metadata()
         with self._lock, self._transaction() as conn:
-            stored_model = _get_info(conn, EMBEDDING_MODEL_KEY)
-            stored_dimension = _get_info(conn, EMBEDDING_DIMENSION_KEY)
-            if (stored_model, stored_dimension) not in ((identity, dimension), (None, None)):
-                msg = (
-                    f"the index at {self._path!r} was built with embedding model {stored_model!r} "
-                    f"(dimension {stored_dimension}), not with {identity!r} (dimension {dimension}): "
-                    "use that model, or rebuild the index into a new folder"
-                )
-                raise ValueError(msg)
-            if stored_model is None:
-                _set_info(conn, EMBEDDING_MODEL_KEY, identity)
-                _set_info(conn, EMBEDDING_DIMENSION_KEY, dimension)
+            stored = {key: value for key in keys if (value := _get_info(conn, key)) is not None}
+            recorded = EmbeddingIdentity.from_metadata(stored)
+            if recorded is None:
+                for key, value in keys.items():
+                    _set_info(conn, key, value)
+                return
+        recorded.check_same(identity, f"the index at {self._path!r}")
 
 
 def _open_schema(conn: sqlite3.Connection, path: str) -> None:
