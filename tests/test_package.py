@@ -99,6 +99,7 @@ def test_core_imports_no_framework() -> None:
 PUBLIC_NAMES = {
     "procedure_rag": [
         "BBox",
+        "ChromaIndex",
         "Chunk",
         "ChunkLevel",
         "ChunkType",

@@ -15,9 +15,10 @@ from typing import Any
 from langchain_core.documents import Document
 from langchain_core.vectorstores import VectorStore
 
+from procedure_rag._chroma_index import chroma_rescore, kinds_where
 from procedure_rag._fusion import Hit
 from procedure_rag._index import VectorRecord
-from procedure_rag._retrieval import Found, Rescore, Search, hits_from_vectors
+from procedure_rag._retrieval import Found, Rescore, Search
 
 __all__ = ["Searcher", "VectorStoreBackend", "hits_of", "searcher"]
 
@@ -104,7 +105,9 @@ def searcher(
         search = _chroma_search(
             vectorstore, vector, kwargs=kwargs, id_key=id_key, where=where, threshold=threshold
         )
-        return Searcher(search, _chroma_rescore(vectorstore, vector, id_key, where))
+        # Chroma.get takes a collection's arguments: the core's re-scoring applies as it is.
+        get: Callable[..., Mapping[str, Any]] = vectorstore.get  # type: ignore[attr-defined] # a Chroma here
+        return Searcher(search, chroma_rescore(get, vector, id_key=id_key, where=where))
 
     options = {**kwargs, **({} if where is None else {"filter": dict(where)})}
 
@@ -129,12 +132,6 @@ def _above(pairs: list[tuple[Document, float]], threshold: float) -> list[tuple[
     return [(document, score) for document, score in pairs if score >= threshold]
 
 
-def _with_kinds(where: Mapping[str, Any] | None, kinds: frozenset[str]) -> dict[str, Any]:
-    names = sorted(kinds)
-    clause: dict[str, Any] = {"representation": names[0] if len(names) == 1 else {"$in": names}}
-    return clause if not where else {"$and": [dict(where), clause]}
-
-
 def _chroma_search(
     vectorstore: Any,  # noqa: ANN401 - langchain_chroma.Chroma, imported lazily
     vector: list[float],
@@ -146,37 +143,13 @@ def _chroma_search(
 ) -> Search:
     def search(n: int, kinds: frozenset[str]) -> Found:
         found = vectorstore.similarity_search_by_vector_with_relevance_scores(
-            embedding=vector, k=n, filter=_with_kinds(where, kinds), **kwargs
+            embedding=vector, k=n, filter=kinds_where(where, kinds), **kwargs
         )
         pairs = [(document, 1.0 - float(distance)) for document, distance in found]
         kept = pairs if threshold is None else _above(pairs, threshold)
         return Found(hits_of(kept, id_key), exhausted=len(kept) < n)
 
     return search
-
-
-def _chroma_rescore(
-    vectorstore: Any,  # noqa: ANN401 - langchain_chroma.Chroma, imported lazily
-    vector: list[float],
-    id_key: str,
-    where: Mapping[str, Any] | None,
-) -> Rescore:
-    def rescore(doc_ids: Sequence[str]) -> list[Hit]:
-        clause: dict[str, Any] = {id_key: {"$in": list(doc_ids)}}
-        found = vectorstore.get(
-            where=clause if not where else {"$and": [dict(where), clause]},
-            include=["embeddings", "metadatas", "documents"],
-        )
-        return hits_from_vectors(
-            vector,
-            ids=found["ids"],
-            texts=found["documents"],
-            metadatas=found["metadatas"],
-            embeddings=found["embeddings"],
-            id_key=id_key,
-        )
-
-    return rescore
 
 
 def _mixed(pairs: Callable[[int], list[tuple[Document, float]]], id_key: str) -> Search:

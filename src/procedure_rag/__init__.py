@@ -4,6 +4,7 @@ This package imports neither LangChain nor LlamaIndex; the adapters in
 ``langchain_procedures`` and ``llama_index_procedures`` build on it.
 """
 
+from procedure_rag._chroma_index import ChromaIndex
 from procedure_rag._chunker import ProcedureChunker, chunk, iter_chunks
 from procedure_rag._deterministic import (
     DeterministicGenerator,
@@ -51,6 +52,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "STRUCTURAL_KEYS",
     "BBox",
+    "ChromaIndex",
     "Chunk",
     "ChunkLevel",
     "ChunkType",

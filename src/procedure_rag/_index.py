@@ -38,6 +38,7 @@ __all__ = [
     "delete_chunks",
     "delete_sources",
     "filter_metadata",
+    "make_representations",
     "stored_chunk",
     "vector_records",
     "write_chunks",
@@ -230,7 +231,7 @@ def write_chunks(
             raise ValueError(msg)
         by_id[chunk.chunk_id] = chunk
         by_source.setdefault(chunk.source_id, []).append(chunk)
-    reps = _representations(chunks, representations)
+    reps = make_representations(chunks, representations)
     records = vector_records(reps, by_id, id_key=id_key)
     records_by_source: dict[str, list[VectorRecord]] = {}
     for record in records:
@@ -273,9 +274,15 @@ def delete_chunks(chunk_ids: Iterable[str], *, store: ChunkStore, backend: Vecto
     return IndexReport(chunks_removed=present, vectors_removed=cleaned + len(stale))
 
 
-def _representations(
+def make_representations(
     chunks: Sequence[StoredChunk], representations: RepresentationSource | None
 ) -> Sequence[Representation]:
+    """The representations :func:`write_chunks` indexes for ``chunks``.
+
+    ``representations`` given as a sequence are used as they are; as a callable (or
+    ``None``: the deterministic generators), it is called with the child chunks rebuilt
+    from their metadata (parents get no vectors).
+    """
     if representations is not None and not callable(representations):
         return representations
     children = [

