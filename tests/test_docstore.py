@@ -326,8 +326,9 @@ def _set_raw_schema_version(path: Path, value: str) -> None:
 @pytest.mark.parametrize(
     ("stored", "message"),
     [
-        ("2", "has store schema version 2; this version of procedure-rag reads version 1: upgrade"),
-        ('"1"', "has store schema version '1'; this version of procedure-rag reads version 1: upgrade"),
+        ("3", "has store schema version 3; this version of procedure-rag reads version 2: upgrade"),
+        ('"2"', "has store schema version '2'; this version of procedure-rag reads version 2: upgrade"),
+        ("1", "has unknown store schema version 1"),
         ("0", "has unknown store schema version 0"),
     ],
 )

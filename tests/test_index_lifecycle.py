@@ -60,7 +60,7 @@ class SimulatedCrashError(RuntimeError):
     """The simulated failure."""
 
 
-def die(*_args: object) -> NoReturn:
+def die(*_args: object, **_kwargs: object) -> NoReturn:
     msg = "died before the commit"
     raise SimulatedCrashError(msg)
 

@@ -64,8 +64,8 @@ class Index:
             options=RetrievalOptions(**options),
         )
 
-    def raw_calls(self) -> list[int]:
-        return [n for n, kinds in self.calls if kinds == "raw"]
+    def asked(self) -> list[int]:
+        return [n for n, _ in self.calls]
 
 
 def index_of(
@@ -86,7 +86,7 @@ def ids(result: RetrievalResult[Item]) -> list[str]:
 OVER_FETCH: dict[str, tuple[str, str, dict[str, Any], list[int], str]] = {
     "stops as soon as k chunks are found": ("abcdef", "", {"k": 2, "fetch_start": 2}, [2, 4], "ab"),
     "k counts chunks, not vectors": ("abcdef", "", {"k": 3, "fetch_start": 2}, [2, 4, 8], "abc"),
-    "default start is 8 * k": ("abcdef", "", {"k": 1}, [8], "a"),
+    "default start is 40 * k": ("abcdef", "", {"k": 1}, [40], "a"),
     "store exhausted": ("ab", "", {"k": 5, "fetch_start": 4}, [4, 8], "ab"),
     "limit reached": ("abcdefghij", "", {"k": 5, "fetch_start": 2, "fetch_limit": 6}, [2, 4, 6], "ab"),
     "last ask is the limit": (
@@ -109,9 +109,8 @@ def test_over_fetching(case: str) -> None:
 
     result = index.run(**options)
 
-    # One search of raw texts and one of the other kinds per round, both asking n.
-    assert index.raw_calls() == calls
-    assert [n for n, kinds in index.calls if kinds != "raw"] == calls
+    # One search over every kind per round, asking n.
+    assert index.asked() == calls
     assert result.vectors_searched == calls[-1]
     assert ids(result) == list(expected)
     assert result.missing == tuple(missing)
@@ -149,7 +148,7 @@ MIXED = [
     hit("b", 0.7, "question"),
     hit("a", 0.5, "keywords"),
 ]
-OTHER_KINDS = ",".join(sorted(kind.value for kind in RepresentationKind if kind.value != "raw"))
+ALL = ",".join(sorted(kind.value for kind in RepresentationKind))
 
 
 @pytest.mark.parametrize(
@@ -157,7 +156,7 @@ OTHER_KINDS = ",".join(sorted(kind.value for kind in RepresentationKind if kind.
     [
         (
             None,
-            ["raw", OTHER_KINDS],
+            [ALL],
             {"a": ["question", "raw", "keywords"], "b": ["raw", "question"], "c": ["summary"]},
         ),
         (frozenset({"raw"}), ["raw"], {"b": ["raw"], "a": ["raw"]}),
@@ -166,7 +165,7 @@ OTHER_KINDS = ",".join(sorted(kind.value for kind in RepresentationKind if kind.
             ["question,summary"],
             {"a": ["question"], "c": ["summary"], "b": ["question"]},
         ),
-        (frozenset({"raw", "keywords"}), ["raw", "keywords"], {"b": ["raw"], "a": ["raw", "keywords"]}),
+        (frozenset({"raw", "keywords"}), ["keywords,raw"], {"b": ["raw"], "a": ["raw", "keywords"]}),
         (frozenset({"table_summary"}), ["table_summary"], {}),
     ],
 )
@@ -319,7 +318,7 @@ def test_parent_expansion_counts_k_in_results() -> None:
     result = index.run(k=2, fusion="max", expand_parents=True, fetch_start=2)
 
     assert ids(result) == ["P", "d"]
-    assert index.raw_calls() == [2, 4, 8]
+    assert index.asked() == [2, 4, 8]
     assert json.loads(str(result.items[0].metadata["expanded_from"])) == ["c0", "c1", "c2", "c3"]
 
 
@@ -375,7 +374,8 @@ KNOWN = ", ".join(sorted(kind.value for kind in RepresentationKind))
         ),
         ({"rrf_k": -1}, ValueError, "rrf_k must be >= 0, got -1"),
         ({"fetch_start": 0}, ValueError, "fetch_start must be >= 1, got 0"),
-        ({"k": 1, "fetch_limit": 3}, ValueError, "fetch_limit must be >= fetch_start (8), got 3"),
+        ({"k": 1, "fetch_limit": 3}, ValueError, "fetch_limit must be >= fetch_start (40), got 3"),
+        ({"rescore_candidates": 0}, ValueError, "rescore_candidates must be >= 1, got 0"),
         ({"fetch_start": 10, "fetch_limit": 5}, ValueError, "fetch_limit must be >= fetch_start (10), got 5"),
         ({"routing_boost": -0.1}, ValueError, "boost must be a finite number >= 0, got -0.1"),
         ({"routing_boost": float("inf")}, ValueError, "boost must be a finite number >= 0, got inf"),
@@ -389,8 +389,8 @@ def test_option_messages(options: dict[str, Any], error: type[Exception], messag
 @pytest.mark.parametrize(
     ("options", "start", "limit"),
     [
-        ({}, 40, 320),
-        ({"k": 2}, 16, 128),
+        ({}, 200, 800),
+        ({"k": 2}, 80, 320),
         ({"k": 2, "fetch_start": 500}, 500, 500),
         ({"k": 2, "fetch_start": 3, "fetch_limit": 3}, 3, 3),
     ],
@@ -404,3 +404,23 @@ def test_kinds_are_frozen() -> None:
     kinds = RetrievalOptions(kinds={"raw", "summary"}).kinds  # type: ignore[arg-type] # a set is accepted
     assert kinds == frozenset({"raw", "summary"})
     assert isinstance(kinds, frozenset)
+
+
+def test_only_the_best_candidates_are_rescored() -> None:
+    index = index_of(runs("abcdefgh", per_doc=1))
+    asked: list[list[str]] = []
+
+    def rescore(doc_ids: Sequence[str]) -> list[Hit]:
+        asked.append(list(doc_ids))
+        return [h for h in index.hits if h.doc_id in doc_ids]
+
+    result = retrieve(
+        "How do I restart it?",
+        search=index.search,
+        lookup=index.lookup,
+        metadata_of=lambda item: item,
+        options=RetrievalOptions(k=2, fusion="max", fetch_start=8, rescore_candidates=3),
+        rescore=rescore,
+    )
+    assert asked == [["a", "b", "c"]]
+    assert ids(result) == ["a", "b"]

@@ -27,7 +27,7 @@ from pydantic import Field, PrivateAttr, model_validator
 
 from langchain_procedures._docstore import ProcedureDocStore, document_of
 from langchain_procedures._models import LangChainModel
-from langchain_procedures._vector_backend import VectorStoreBackend, searcher
+from langchain_procedures._vector_backend import Layout, VectorStoreBackend, searcher
 from procedure_rag._chroma import DEFAULT_COLLECTION, ChromaTarget, docstore_path, open_collection
 from procedure_rag._docstore import ChunkStore, StoredChunk
 from procedure_rag._embedding_identity import PROBE_TEXT, EmbeddingIdentity, describe_model
@@ -103,6 +103,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
 
     _options: RetrievalOptions = PrivateAttr()
     _ledger: ChunkStore = PrivateAttr()
+    _layout: Layout | None = PrivateAttr(default=None)
 
     @model_validator(mode="before")
     @classmethod
@@ -123,7 +124,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
             kinds=None if self.kinds is None else frozenset(self.kinds),
             expand_parents=self.expand_parents,
             route_questions=self.route_questions,
-            fetch_start=max(int(start), 8 * self.k) if start is not None else None,
+            fetch_start=max(int(start), 40 * self.k) if start is not None else None,
         )
         if isinstance(self.docstore, ProcedureDocStore):
             self._ledger = self.docstore.store
@@ -190,10 +191,13 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
             describe_model(embedding), embedding.embed_documents([PROBE_TEXT])[0]
         )
         client = target.client()
-        open_collection(client, identity, name=collection_name)
+        collection = open_collection(client, identity, name=collection_name)
         docstore.store.check_embedding(identity)
         vectorstore = Chroma(client=client, collection_name=collection_name, embedding_function=embedding)
-        return cls(vectorstore=vectorstore, docstore=docstore, **kwargs)
+        retriever = cls(vectorstore=vectorstore, docstore=docstore, **kwargs)
+        # Searches go to the collection and the ledger directly (ids and distances only).
+        retriever._layout = Layout(collection, docstore.store)
+        return retriever
 
     # -- lifecycle --------------------------------------------------------------
 
@@ -280,6 +284,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
             search_kwargs=self.search_kwargs,
             id_key=self.id_key,
             where=where,
+            layout=self._layout,
         )
         result = retrieve(
             query,

@@ -15,12 +15,13 @@ from typing import Any
 from langchain_core.documents import Document
 from langchain_core.vectorstores import VectorStore
 
-from procedure_rag._chroma_index import chroma_rescore, kinds_where
+from procedure_rag._chroma_index import chroma_rescore, chroma_search
+from procedure_rag._docstore import ChunkStore
 from procedure_rag._fusion import Hit
 from procedure_rag._index import VectorRecord
 from procedure_rag._retrieval import Found, Rescore, Search
 
-__all__ = ["Searcher", "VectorStoreBackend", "hits_of", "searcher"]
+__all__ = ["Layout", "Searcher", "VectorStoreBackend", "hits_of", "searcher"]
 
 # Chroma takes at most a few thousand records per call; smaller batches also bound memory.
 _ADD_BATCH = 512
@@ -77,6 +78,14 @@ class Searcher:
     rescore: Rescore | None
 
 
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """The index layout's own collection and docstore, when the retriever opened them."""
+
+    collection: Any
+    store: ChunkStore
+
+
 def searcher(
     vectorstore: VectorStore,
     query: str,
@@ -85,29 +94,27 @@ def searcher(
     search_kwargs: Mapping[str, Any],
     id_key: str,
     where: Mapping[str, Any] | None,
+    layout: Layout | None = None,
 ) -> Searcher:
-    """Search and re-score ``query`` in ``vectorstore``, embedding the query once where it can.
+    """Search and re-score ``query``, embedding the query once where it can.
 
-    On Chroma (``langchain_chroma``) the kinds go into the ``where`` filter, the query is
-    embedded once, scores are cosine similarities (the layout creates cosine
-    collections), and every representation of the candidates is re-scored from the
-    stored vectors. On other stores one search serves both kinds and is filtered after,
-    with the store's relevance scores. ``mmr`` gives no scores, so a hit scores by its
-    MMR rank (1.0 for the first, falling evenly).
+    On the index layout (:meth:`from_persist_directory` and kin) the core searches the
+    collection for ids and distances only, resolves them in the docstore's vector ledger,
+    and re-scores every representation of the best candidates from their stored vectors;
+    scores are cosine similarities. On any other store one search serves every kind,
+    with the store's relevance scores, and no re-scoring. ``mmr`` gives no scores, so a
+    hit scores by its MMR rank (1.0 for the first, falling evenly).
     """
     kwargs = {key: value for key, value in search_kwargs.items() if key not in ("k", "filter")}
     threshold = kwargs.pop("score_threshold", None) if search_type == "similarity_score_threshold" else None
     if search_type == "mmr":
         return Searcher(_mixed(_mmr_pairs(vectorstore, query, kwargs, where), id_key), None)
     embeddings = vectorstore.embeddings
-    if _is_chroma(vectorstore) and embeddings is not None:
+    if layout is not None and embeddings is not None:
         vector = embeddings.embed_query(query)
-        search = _chroma_search(
-            vectorstore, vector, kwargs=kwargs, id_key=id_key, where=where, threshold=threshold
-        )
-        # Chroma.get takes a collection's arguments: the core's re-scoring applies as it is.
-        get: Callable[..., Mapping[str, Any]] = vectorstore.get  # type: ignore[attr-defined] # a Chroma here
-        return Searcher(search, chroma_rescore(get, vector, id_key=id_key, where=where))
+        search = chroma_search(layout.collection, vector, store=layout.store, where=where)
+        rescore = chroma_rescore(layout.collection.get, vector, store=layout.store, where=where)
+        return Searcher(search if threshold is None else _at_least(search, float(threshold)), rescore)
 
     options = {**kwargs, **({} if where is None else {"filter": dict(where)})}
 
@@ -122,34 +129,19 @@ def searcher(
     return Searcher(_mixed(pairs, id_key), None)
 
 
-def _is_chroma(vectorstore: VectorStore) -> bool:
-    return type(vectorstore).__module__.split(".")[0] == "langchain_chroma"
-
-
 def _above(pairs: list[tuple[Document, float]], threshold: float) -> list[tuple[Document, float]]:
     # Best first: once one hit falls under the threshold, asking for more finds none above
     # it, and returning fewer than asked tells the retriever the store is exhausted.
     return [(document, score) for document, score in pairs if score >= threshold]
 
 
-def _chroma_search(
-    vectorstore: Any,  # noqa: ANN401 - langchain_chroma.Chroma, imported lazily
-    vector: list[float],
-    *,
-    kwargs: Mapping[str, Any],
-    id_key: str,
-    where: Mapping[str, Any] | None,
-    threshold: float | None,
-) -> Search:
-    def search(n: int, kinds: frozenset[str]) -> Found:
-        found = vectorstore.similarity_search_by_vector_with_relevance_scores(
-            embedding=vector, k=n, filter=kinds_where(where, kinds), **kwargs
-        )
-        pairs = [(document, 1.0 - float(distance)) for document, distance in found]
-        kept = pairs if threshold is None else _above(pairs, threshold)
-        return Found(hits_of(kept, id_key), exhausted=len(kept) < n)
+def _at_least(search: Search, threshold: float) -> Search:
+    def kept(n: int, kinds: frozenset[str]) -> Found:
+        found = search(n, kinds)
+        hits = [hit for hit in found.hits if hit.score >= threshold]
+        return Found(hits, exhausted=found.exhausted or len(hits) < len(found.hits))
 
-    return search
+    return kept
 
 
 def _mixed(pairs: Callable[[int], list[tuple[Document, float]]], id_key: str) -> Search:

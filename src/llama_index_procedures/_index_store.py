@@ -57,7 +57,7 @@ from procedure_rag._index import (
     stored_chunk,
     write_chunks,
 )
-from procedure_rag._retrieval import hits_from_vectors
+from procedure_rag._retrieval import ALL_KINDS, hits_from_vectors
 
 __all__ = [
     "RESULT_KEYS",
@@ -318,13 +318,16 @@ def _cosine_similarity(chroma_score: float) -> float:
     return max(1.0 + math.log(chroma_score), -1.0) if chroma_score > 0 else -1.0
 
 
-def kind_filters(filters: MetadataFilters | None, kinds: Iterable[str]) -> MetadataFilters:
+def kind_filters(filters: MetadataFilters | None, kinds: Iterable[str]) -> MetadataFilters | None:
     """``filters`` and "the representation is one of ``kinds``", as one filter for a store query.
 
     The kind condition joins an ``and`` list as one more entry, so stores that do not
     nest filters (``SimpleVectorStore``) take it; ``or``/``not`` filters are nested.
     """
-    by_kind = MetadataFilter(key="representation", value=sorted(kinds), operator=FilterOperator.IN)
+    wanted = frozenset(kinds)
+    if wanted >= ALL_KINDS:
+        return filters  # every kind: no filter (a store filter costs more than the search)
+    by_kind = MetadataFilter(key="representation", value=sorted(wanted), operator=FilterOperator.IN)
     if filters is None:
         return MetadataFilters(filters=[by_kind])
     if filters.condition in (None, FilterCondition.AND):

@@ -34,8 +34,8 @@ from procedure_rag._index import (
     make_representations,
     write_chunks,
 )
-from procedure_rag._representation_types import RepresentationKind
 from procedure_rag._retrieval import (
+    ALL_KINDS,
     Found,
     Rescore,
     RetrievalOptions,
@@ -117,35 +117,32 @@ def chroma_search(
     collection: Any,  # noqa: ANN401 - chromadb.Collection
     vector: Sequence[float],
     *,
-    id_key: str = ID_KEY,
+    store: ChunkStore,
     where: Where | None = None,
 ) -> Search:
-    """The core's ``search`` over a Chroma collection, for one query vector.
+    """The core's ``search`` over a Chroma collection of this layout, for one query vector.
 
-    Scores are cosine similarities (``1 - distance``: the layout's collections use
-    cosine space); vectors without ``id_key`` are skipped.
+    Chroma is asked for ids and distances only, with no filter unless the caller gives
+    one or wants only some kinds (Chroma resolves a ``where`` into every matching id
+    before it searches, which costs more than the search at 100k vectors); each hit's
+    chunk, kind and text come from the docstore's vector ledger. Scores are cosine
+    similarities (``1 - distance``: the layout's collections use cosine space).
     """
     embedding = list(vector)
 
     def search(n: int, kinds: frozenset[str]) -> Found:
+        clause = where if kinds >= ALL_KINDS else kinds_where(where, kinds)
         found = collection.query(
-            query_embeddings=[embedding],
-            n_results=n,
-            where=kinds_where(where, kinds),
-            include=["documents", "metadatas", "distances"],
+            query_embeddings=[embedding], n_results=n, where=clause or None, include=["distances"]
         )
         ids: list[str] = list(found["ids"][0])
-        texts = found["documents"][0] if found.get("documents") else [None] * len(ids)
-        metadatas = found["metadatas"][0] if found.get("metadatas") else [None] * len(ids)
-        hits: list[Hit] = []
-        for vector_id, text, metadata, distance in zip(
-            ids, texts, metadatas, found["distances"][0], strict=True
-        ):
-            doc_id = (metadata or {}).get(id_key)
-            if not doc_id:
-                continue
-            kind = (metadata or {}).get("representation", RepresentationKind.RAW.value)
-            hits.append(Hit(str(doc_id), str(kind), text or "", 1.0 - float(distance), vector_id))
+        details = store.vector_details(ids)
+        hits = [
+            Hit(chunk_id, kind, text, 1.0 - float(distance), vector_id)
+            for vector_id, distance in zip(ids, found["distances"][0], strict=True)
+            if (detail := details.get(vector_id)) is not None
+            for chunk_id, kind, text in (detail,)
+        ]
         return Found(hits, exhausted=len(ids) < n)
 
     return search
@@ -155,31 +152,37 @@ def chroma_rescore(
     get: Callable[..., Mapping[str, Any]],
     vector: Sequence[float],
     *,
-    id_key: str = ID_KEY,
+    store: ChunkStore,
     where: Where | None = None,
 ) -> Rescore:
     """The core's ``rescore``: every representation of the candidates, scored exactly.
 
+    The ledger names the candidates' vectors, and Chroma hands back only their
+    embeddings (by id, the cheapest read it has).
+
     Args:
         get: A Chroma ``get`` (a collection's, or ``langchain_chroma.Chroma.get``:
-            both take ``where`` and ``include``).
+            both take ``ids``, ``where`` and ``include``).
         vector: The query vector.
-        id_key: The vector metadata key naming the raw chunk.
+        store: The docstore whose ledger lists each chunk's vectors.
         where: The caller's metadata filter, kept in the re-scoring.
     """
 
     def rescore(doc_ids: Sequence[str]) -> list[Hit]:
+        rows = store.vectors_of_chunks(doc_ids)
+        if not rows:
+            return []
         found = get(
-            where=chunks_where(where, doc_ids, id_key=id_key),
-            include=["embeddings", "metadatas", "documents"],
+            ids=[row[0] for row in rows], where=dict(where) if where else None, include=["embeddings"]
         )
+        by_id = dict(zip(found["ids"], found["embeddings"], strict=True))
+        kept = [row for row in rows if row[0] in by_id]
         return hits_from_vectors(
             vector,
-            ids=found["ids"],
-            texts=found["documents"],
-            metadatas=found["metadatas"],
-            embeddings=found["embeddings"],
-            id_key=id_key,
+            ids=[row[0] for row in kept],
+            texts=[row[3] for row in kept],
+            metadatas=[{ID_KEY: row[1], "representation": row[2]} for row in kept],
+            embeddings=[by_id[row[0]] for row in kept],
         )
 
     return rescore
@@ -421,8 +424,8 @@ class ChromaIndex:
         vector = self._embedder.embed_query(question)
         return retrieve(
             question,
-            search=chroma_search(self._collection, vector, where=where),
-            rescore=chroma_rescore(self._collection.get, vector, where=where),
+            search=chroma_search(self._collection, vector, store=self._store, where=where),
+            rescore=chroma_rescore(self._collection.get, vector, store=self._store, where=where),
             lookup=self._store.get,
             metadata_of=lambda chunk: chunk.metadata,
             options=RetrievalOptions() if options is None else options,

@@ -40,7 +40,7 @@ __all__ = [
 Scalar: TypeAlias = str | int | float | bool
 
 #: The layout of the store's tables; a file written with a higher number is refused.
-STORE_SCHEMA_VERSION = 1
+STORE_SCHEMA_VERSION = 2
 
 #: Info keys :meth:`ChunkStore.check_embedding` reads and writes.
 EMBEDDING_MODEL_KEY = "procedure_rag:embedding"
@@ -67,7 +67,9 @@ _CHUNK_TABLES = (
         vector_id TEXT PRIMARY KEY,
         chunk_id TEXT NOT NULL,
         source_id TEXT NOT NULL,
-        state TEXT NOT NULL CHECK (state IN ('pending', 'live', 'stale'))
+        state TEXT NOT NULL CHECK (state IN ('pending', 'live', 'stale')),
+        kind TEXT NOT NULL DEFAULT '',
+        text TEXT NOT NULL DEFAULT ''
     )
     """,
     "CREATE INDEX IF NOT EXISTS vectors_by_source ON vectors (source_id, state)",
@@ -295,6 +297,44 @@ class ChunkStore(SQLiteStore):
 
     # -- vectors ----------------------------------------------------------------
 
+    def vector_details(self, vector_ids: Iterable[str]) -> dict[str, tuple[str, str, str]]:
+        """``vector id -> (chunk id, kind, text)`` of the live vectors among ``vector_ids``.
+
+        The retrievers resolve search hits here, so the vector store is asked for ids and
+        distances only.
+
+        Raises:
+            ValueError: When the store is closed.
+        """
+        found: dict[str, tuple[str, str, str]] = {}
+        with self._lock:
+            conn = self._connection()
+            for batch in _batches(sorted(set(vector_ids))):
+                query = (
+                    "SELECT vector_id, chunk_id, kind, text FROM vectors"  # noqa: S608 - only "?" marks are formatted in
+                    f" WHERE state = 'live' AND vector_id IN ({_marks(batch)})"
+                )
+                for vector_id, chunk_id, kind, text in conn.execute(query, batch):
+                    found[vector_id] = (chunk_id, kind, text)
+        return found
+
+    def vectors_of_chunks(self, chunk_ids: Iterable[str]) -> list[tuple[str, str, str, str]]:
+        """``(vector id, chunk id, kind, text)`` of every live vector of ``chunk_ids``.
+
+        Raises:
+            ValueError: When the store is closed.
+        """
+        rows: list[tuple[str, str, str, str]] = []
+        with self._lock:
+            conn = self._connection()
+            for batch in _batches(sorted(set(chunk_ids))):
+                query = (
+                    "SELECT vector_id, chunk_id, kind, text FROM vectors"  # noqa: S608 - only "?" marks are formatted in
+                    f" WHERE state = 'live' AND chunk_id IN ({_marks(batch)}) ORDER BY vector_id"
+                )
+                rows.extend(conn.execute(query, batch))
+        return rows
+
     def begin_vectors(self, source_id: str, vectors: Mapping[str, str]) -> None:
         """Record ``vectors`` (vector id → chunk id) as about to be written for ``source_id``.
 
@@ -309,19 +349,26 @@ class ChunkStore(SQLiteStore):
         rows = [(vector_id, chunk_id, source_id) for vector_id, chunk_id in vectors.items()]
         with self._lock, self._transaction() as conn:
             conn.executemany(
-                "INSERT INTO vectors VALUES (?, ?, ?, 'pending') ON CONFLICT (vector_id) DO UPDATE SET"
+                "INSERT INTO vectors (vector_id, chunk_id, source_id, state) VALUES (?, ?, ?, 'pending')"
+                " ON CONFLICT (vector_id) DO UPDATE SET"
                 " chunk_id = excluded.chunk_id, source_id = excluded.source_id, state = 'pending'",
                 rows,
             )
 
     def commit_source(
-        self, source_id: str, records: Iterable[StoredChunk], vectors: Mapping[str, str]
+        self,
+        source_id: str,
+        records: Iterable[StoredChunk],
+        vectors: Mapping[str, str],
+        *,
+        details: Mapping[str, tuple[str, str]] | None = None,
     ) -> SourceCommit:
         """Make ``records`` the chunks of ``source_id`` and ``vectors`` its live vectors.
 
         One transaction: the chunks are replaced as :meth:`replace_source` does, every
         vector in ``vectors`` (vector id → chunk id) becomes live, and the source's other
-        vectors (live or pending before) become stale.
+        vectors (live or pending before) become stale. ``details`` (vector id → kind and
+        text) are recorded with the vectors, for :meth:`vector_details`.
 
         Returns:
             The chunk changes and the stale vector ids to delete from the vector store.
@@ -339,10 +386,20 @@ class ChunkStore(SQLiteStore):
         with self._lock, self._transaction() as conn:
             result = _replace(conn, source_id, rows)
             conn.executemany(
-                "INSERT INTO vectors VALUES (?, ?, ?, 'live') ON CONFLICT (vector_id) DO UPDATE SET"
+                "INSERT INTO vectors (vector_id, chunk_id, source_id, state) VALUES (?, ?, ?, 'live')"
+                " ON CONFLICT (vector_id) DO UPDATE SET"
                 " chunk_id = excluded.chunk_id, source_id = excluded.source_id, state = 'live'",
                 [(vector_id, chunk_id, source_id) for vector_id, chunk_id in vectors.items()],
             )
+            if details:
+                conn.executemany(
+                    "UPDATE vectors SET kind = ?, text = ? WHERE vector_id = ?",
+                    [
+                        (kind, text, vector_id)
+                        for vector_id, (kind, text) in details.items()
+                        if vector_id in vectors
+                    ],
+                )
             stale = sorted(
                 vector_id
                 for (vector_id,) in conn.execute(

@@ -317,7 +317,8 @@ def _write_source(
     store.begin_vectors(source_id, {r.vector_id: vectors[r.vector_id] for r in to_write})
     if to_write:
         backend.add(to_write)
-    commit = store.commit_source(source_id, chunks, vectors)
+    details = {r.vector_id: (r.kind, r.text) for r in records}
+    commit = store.commit_source(source_id, chunks, vectors, details=details)
     _delete_vectors(store, backend, commit.stale_vectors)
     result = commit.chunks
     return IndexReport(

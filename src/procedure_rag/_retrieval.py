@@ -6,10 +6,10 @@ re-scoring of candidate chunks, a docstore lookup, and a way to read an item's
 metadata) and get back ``k`` distinct raw items, best first, each with its score and
 what matched.
 
-Candidates come from two searches: the raw texts, and the other representations
-(questions, summaries…), so neither crowds the other out of the top ``n``. When the
-store can, every representation of the candidates is then scored exactly
-(``rescore``), so fusion sees each chunk's best hit of every kind. The loop asks for
+Candidates come from one deep search over every kind (``40 * k`` vectors, so raw
+texts are not crowded out by questions and summaries). When the store can, every
+representation of the best ``8 * k`` candidates is then scored exactly (``rescore``),
+so fusion sees each chunk's best hit of every kind. The loop asks for
 more hits until ``k`` distinct items are found after items missing from the docstore
 are skipped and after children are merged into parents, or until the store has
 nothing more.
@@ -44,7 +44,6 @@ T = TypeVar("T")
 
 #: Every representation kind's name.
 ALL_KINDS = frozenset(kind.value for kind in RepresentationKind)
-_RAW = frozenset({RepresentationKind.RAW.value})
 
 #: ``doc ids -> every representation hit of those chunks, scored exactly``.
 Rescore = Callable[[Sequence[str]], Sequence[Hit]]
@@ -84,8 +83,11 @@ class RetrievalOptions:
         route_questions: Classify the question and move up chunks carrying the field
             it asks about; the rule goes into the result metadata.
         routing_boost: What routing adds to a carrier's score.
-        fetch_start: Vectors asked first (``8 * k`` by default).
-        fetch_limit: Most vectors asked (``64 * k`` by default).
+        fetch_start: Vectors asked first (``40 * k`` by default: one unfiltered search,
+            so raw texts are not crowded out of the candidates by other kinds).
+        fetch_limit: Most vectors asked (``160 * k`` by default).
+        rescore_depth: Candidate chunks re-scored when the store can (``8 * k`` by
+            default), taken best first by their searched hits.
     """
 
     k: int = 5
@@ -98,6 +100,7 @@ class RetrievalOptions:
     routing_boost: float = 0.05
     fetch_start: int | None = None
     fetch_limit: int | None = None
+    rescore_candidates: int | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.k, bool) or not isinstance(self.k, int):
@@ -111,6 +114,9 @@ class RetrievalOptions:
         if self.fetch_start is not None and self.fetch_start < 1:
             msg = f"fetch_start must be >= 1, got {self.fetch_start}"
             raise ValueError(msg)
+        if self.rescore_candidates is not None and self.rescore_candidates < 1:
+            msg = f"rescore_candidates must be >= 1, got {self.rescore_candidates}"
+            raise ValueError(msg)
         if self.fetch_limit is not None and self.fetch_limit < self.start:
             msg = f"fetch_limit must be >= fetch_start ({self.start}), got {self.fetch_limit}"
             raise ValueError(msg)
@@ -118,12 +124,17 @@ class RetrievalOptions:
     @property
     def start(self) -> int:
         """The first number of vectors asked."""
-        return 8 * self.k if self.fetch_start is None else self.fetch_start
+        return 40 * self.k if self.fetch_start is None else self.fetch_start
 
     @property
     def limit(self) -> int:
         """The most vectors asked."""
-        return max(64 * self.k, self.start) if self.fetch_limit is None else self.fetch_limit
+        return max(160 * self.k, self.start) if self.fetch_limit is None else self.fetch_limit
+
+    @property
+    def rescore_depth(self) -> int:
+        """Candidate chunks re-scored on the first search."""
+        return 8 * self.k if self.rescore_candidates is None else self.rescore_candidates
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,19 +221,17 @@ def retrieve(
     check_query(query)
     question_type = classify_question(query) if options.route_questions else None
     wanted = ALL_KINDS if options.kinds is None else options.kinds
-    parts = [part for part in (wanted & _RAW, wanted - _RAW) if part]
     n = options.start
     cache: dict[str, T | None] = {}
     while True:
-        hits: list[Hit] = []
-        exhausted = True
-        for part in parts:
-            found = search(n, part)
-            exhausted = exhausted and found.exhausted
-            hits.extend(hit for hit in found.hits if hit.kind in part)
+        found = search(n, wanted)
+        exhausted = found.exhausted
+        hits = [hit for hit in found.hits if hit.kind in wanted]
         if rescore is not None and hits:
-            candidates = list(dict.fromkeys(hit.doc_id for hit in hits))
-            hits = [hit for hit in rescore(candidates) if hit.kind in wanted]
+            # Re-score the best candidates by their searched hits; a deeper search
+            # re-scores proportionally more.
+            best = _rank(hits, options)[: options.rescore_depth * n // options.start]
+            hits = [hit for hit in rescore([item.doc_id for item in best]) if hit.kind in wanted]
         ranked = _rank(hits, options)
         _look_up(cache, [item.doc_id for item in ranked], lookup)
         items, missing = _resolve(
