@@ -242,21 +242,24 @@ class PrecomputedBackend:
 
     collection: Any
     vector_of: Callable[[VectorRecord], np.ndarray]
-    pending: list[VectorRecord] = field(default_factory=list)
+    pending: list[tuple[VectorRecord, np.ndarray]] = field(default_factory=list)
 
-    def add(self, records: Sequence[VectorRecord]) -> None:
-        self.pending.extend(records)
+    def add(self, records: Sequence[VectorRecord]) -> list[np.ndarray]:
+        # Returned like an embedding backend's, so the ledger keeps them for re-scoring.
+        made = [self.vector_of(r) for r in records]
+        self.pending.extend(zip(records, made, strict=True))
         if len(self.pending) >= 2000:
             self.flush()
+        return made
 
     def flush(self) -> None:
         for i in range(0, len(self.pending), 2000):
             part = self.pending[i : i + 2000]
             self.collection.upsert(
-                ids=[r.vector_id for r in part],
-                embeddings=np.stack([self.vector_of(r) for r in part]),
-                documents=[r.text for r in part],
-                metadatas=[dict(r.metadata) for r in part],
+                ids=[r.vector_id for r, _ in part],
+                embeddings=np.stack([v for _, v in part]),
+                documents=[r.text for r, _ in part],
+                metadatas=[dict(r.metadata) for r, _ in part],
             )
         self.pending.clear()
 

@@ -29,12 +29,14 @@ from langchain_procedures._docstore import ProcedureDocStore, document_of
 from langchain_procedures._models import LangChainModel
 from langchain_procedures._vector_backend import Layout, VectorStoreBackend, searcher
 from procedure_rag._chroma import DEFAULT_COLLECTION, ChromaTarget, docstore_path, open_collection
+from procedure_rag._chroma_index import CollectionBackend
 from procedure_rag._docstore import ChunkStore, StoredChunk
 from procedure_rag._embedding_identity import PROBE_TEXT, EmbeddingIdentity, describe_model
 from procedure_rag._fusion import FusionMethod
 from procedure_rag._index import (
     IndexReport,
     RepresentationSource,
+    VectorBackend,
     delete_chunks,
     delete_sources,
     stored_chunk,
@@ -234,7 +236,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
         report = write_chunks(
             stored,
             store=self._ledger,
-            backend=VectorStoreBackend(self.vectorstore),
+            backend=self._backend(),
             representations=self._representations(representations),
             id_key=self.id_key,
         )
@@ -253,7 +255,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
         if (source_ids is None) == (ids is None):
             msg = "give either source_ids or ids to delete"
             raise ValueError(msg)
-        backend = VectorStoreBackend(self.vectorstore)
+        backend = self._backend()
         if source_ids is not None:
             removed = [cid for s in source_ids for cid in self._ledger.ids_for_source(s)]
             report = delete_sources(source_ids, store=self._ledger, backend=backend)
@@ -309,6 +311,13 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
         model = self.representation_model
         wrapped = model if isinstance(model, LangChainModel) else LangChainModel(model)
         return lambda chunks: represent(chunks, model=wrapped)
+
+    def _backend(self) -> VectorBackend:
+        embeddings = self.vectorstore.embeddings
+        if self._layout is None or embeddings is None:
+            return VectorStoreBackend(self.vectorstore)
+        # On the layout, embed here: the ledger keeps the vectors for exact re-scoring.
+        return CollectionBackend(self._layout.collection, embeddings)
 
     def _store_chunks(self) -> ChunkStore | None:
         return self.docstore.store if isinstance(self.docstore, ProcedureDocStore) else None

@@ -172,8 +172,8 @@ class IndexBackend:
         self._identity = identity
         self._id_key = id_key
 
-    def add(self, records: Sequence[VectorRecord]) -> None:
-        """Embed and store ``records``, replacing any with the same ids.
+    def add(self, records: Sequence[VectorRecord]) -> list[list[float]]:
+        """Embed and store ``records``, replacing any with the same ids; return their embeddings.
 
         Raises:
             EmbeddingMismatchError: When the model gives a vector of another dimension.
@@ -186,6 +186,7 @@ class IndexBackend:
         # Some stores (Chroma) ignore an add of an id they hold: delete first to replace.
         self.delete([node.node_id for node in nodes])
         self._index.insert_nodes(nodes)
+        return [list(vector) for vector in vectors]
 
     def delete(self, ids: Sequence[str]) -> None:
         """Delete the vectors with ``ids`` (ids not stored are ignored)."""

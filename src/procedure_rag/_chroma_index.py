@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Protocol, Self
 
+import numpy as np
+
 from procedure_rag._chroma import DEFAULT_COLLECTION, ChromaTarget, docstore_path, open_collection
 from procedure_rag._docstore import ChunkStore, StoredChunk
 from procedure_rag._embedding_identity import PROBE_TEXT, EmbeddingIdentity, describe_model
@@ -49,6 +51,7 @@ from procedure_rag._retrieval import (
 __all__ = [
     "ID_KEY",
     "ChromaIndex",
+    "CollectionBackend",
     "Embedder",
     "IndexStats",
     "Progress",
@@ -157,8 +160,8 @@ def chroma_rescore(
 ) -> Rescore:
     """The core's ``rescore``: every representation of the candidates, scored exactly.
 
-    The ledger names the candidates' vectors, and Chroma hands back only their
-    embeddings (by id, the cheapest read it has).
+    The ledger names the candidates' vectors and, when the writer embedded them itself,
+    holds their embeddings; the others Chroma hands back by id (its cheapest read).
 
     Args:
         get: A Chroma ``get`` (a collection's, or ``langchain_chroma.Chroma.get``:
@@ -170,19 +173,27 @@ def chroma_rescore(
 
     def rescore(doc_ids: Sequence[str]) -> list[Hit]:
         rows = store.vectors_of_chunks(doc_ids)
-        if not rows:
-            return []
-        found = get(
-            ids=[row[0] for row in rows], where=dict(where) if where else None, include=["embeddings"]
-        )
-        by_id = dict(zip(found["ids"], found["embeddings"], strict=True))
-        kept = [row for row in rows if row[0] in by_id]
+        if where and rows:
+            # The caller's filter holds in the re-scoring too: the store decides which pass.
+            passing = set(get(ids=[row.vector_id for row in rows], where=dict(where), include=[])["ids"])
+            rows = [row for row in rows if row.vector_id in passing]
+        vectors: dict[str, Any] = {
+            row.vector_id: np.frombuffer(row.embedding, dtype=np.float32)
+            for row in rows
+            if row.embedding is not None
+        }
+        unrecorded = [row.vector_id for row in rows if row.embedding is None]
+        if unrecorded:
+            # Written by a store that embedded out of sight: Chroma hands them back by id.
+            found = get(ids=unrecorded, include=["embeddings"])
+            vectors.update(zip(found["ids"], found["embeddings"], strict=True))
+        kept = [row for row in rows if row.vector_id in vectors]
         return hits_from_vectors(
             vector,
-            ids=[row[0] for row in kept],
-            texts=[row[3] for row in kept],
-            metadatas=[{ID_KEY: row[1], "representation": row[2]} for row in kept],
-            embeddings=[by_id[row[0]] for row in kept],
+            ids=[row.vector_id for row in kept],
+            texts=[row.text for row in kept],
+            metadatas=[{ID_KEY: row.chunk_id, "representation": row.kind} for row in kept],
+            embeddings=[vectors[row.vector_id] for row in kept],
         )
 
     return rescore
@@ -191,7 +202,7 @@ def chroma_rescore(
 # ----- writing ---------------------------------------------------------------------------
 
 
-class _CollectionBackend:
+class CollectionBackend:
     """The writer's vector backend over a collection: embeds in batches, upserts, reports."""
 
     def __init__(
@@ -199,9 +210,9 @@ class _CollectionBackend:
         collection: Any,  # noqa: ANN401 - chromadb.Collection
         embedder: Embedder,
         *,
-        batch_size: int,
-        total: int,
-        progress: Progress | None,
+        batch_size: int = 64,
+        total: int = 0,
+        progress: Progress | None = None,
     ) -> None:
         self._collection = collection
         self._embedder = embedder
@@ -210,22 +221,26 @@ class _CollectionBackend:
         self._progress = progress
         self.done = 0
 
-    def add(self, records: Sequence[VectorRecord]) -> None:
+    def add(self, records: Sequence[VectorRecord]) -> list[list[float]]:
+        made: list[list[float]] = []
         for start in range(0, len(records), self._batch_size):
             batch = records[start : start + self._batch_size]
             texts = [record.text for record in batch]
+            embeddings = self._embedder.embed_documents(texts)
             self._collection.upsert(
                 ids=[record.vector_id for record in batch],
-                embeddings=self._embedder.embed_documents(texts),
+                embeddings=embeddings,
                 documents=texts,
                 metadatas=[dict(record.metadata) for record in batch],
             )
+            made.extend(embeddings)
             self.done += len(batch)
             if self._progress is not None:
                 # The total counts vectors not yet in the index; a chunk whose metadata
                 # alone changed is embedded again under the same ids, beyond that count.
                 self._total = max(self._total, self.done)
                 self._progress(self.done, self._total)
+        return made
 
     def delete(self, ids: Sequence[str]) -> None:
         for start in range(0, len(ids), self._batch_size * 16):
@@ -370,7 +385,7 @@ class ChromaIndex:
         made = make_representations(chunks, representations)
         live = set(self._store.vector_ids())
         total = len({rep.representation_id for rep in made} - live)
-        backend = _CollectionBackend(
+        backend = CollectionBackend(
             self._collection, self._embedder, batch_size=self._batch_size, total=total, progress=progress
         )
         return write_chunks(chunks, store=self._store, backend=backend, representations=made, id_key=ID_KEY)
@@ -386,7 +401,7 @@ class ChromaIndex:
         if (source_ids is None) == (ids is None):
             msg = "give either source_ids or ids to delete"
             raise ValueError(msg)
-        backend = _CollectionBackend(
+        backend = CollectionBackend(
             self._collection, self._embedder, batch_size=self._batch_size, total=0, progress=None
         )
         if source_ids is not None:

@@ -16,6 +16,7 @@ import json
 import math
 import os
 import sqlite3
+from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -30,6 +31,7 @@ __all__ = [
     "STORE_SCHEMA_VERSION",
     "ChunkStore",
     "IndexInfo",
+    "LedgerVector",
     "ReplaceResult",
     "Scalar",
     "SourceCommit",
@@ -69,7 +71,8 @@ _CHUNK_TABLES = (
         source_id TEXT NOT NULL,
         state TEXT NOT NULL CHECK (state IN ('pending', 'live', 'stale')),
         kind TEXT NOT NULL DEFAULT '',
-        text TEXT NOT NULL DEFAULT ''
+        text TEXT NOT NULL DEFAULT '',
+        embedding BLOB
     )
     """,
     "CREATE INDEX IF NOT EXISTS vectors_by_source ON vectors (source_id, state)",
@@ -129,6 +132,25 @@ class ReplaceResult:
     removed: tuple[str, ...]
     kept: tuple[str, ...]
     updated: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerVector:
+    """One live vector as the ledger records it.
+
+    Attributes:
+        vector_id: Its id in the vector store.
+        chunk_id: The raw chunk it represents.
+        kind: The representation kind.
+        text: The representation text.
+        embedding: The vector as float32 bytes, when the writer recorded it.
+    """
+
+    vector_id: str
+    chunk_id: str
+    kind: str
+    text: str
+    embedding: bytes | None
 
 
 @dataclass(frozen=True)
@@ -318,21 +340,21 @@ class ChunkStore(SQLiteStore):
                     found[vector_id] = (chunk_id, kind, text)
         return found
 
-    def vectors_of_chunks(self, chunk_ids: Iterable[str]) -> list[tuple[str, str, str, str]]:
-        """``(vector id, chunk id, kind, text)`` of every live vector of ``chunk_ids``.
+    def vectors_of_chunks(self, chunk_ids: Iterable[str]) -> list[LedgerVector]:
+        """Every live vector of ``chunk_ids``, with its kind, text and (when recorded) embedding.
 
         Raises:
             ValueError: When the store is closed.
         """
-        rows: list[tuple[str, str, str, str]] = []
+        rows: list[LedgerVector] = []
         with self._lock:
             conn = self._connection()
             for batch in _batches(sorted(set(chunk_ids))):
                 query = (
-                    "SELECT vector_id, chunk_id, kind, text FROM vectors"  # noqa: S608 - only "?" marks are formatted in
+                    "SELECT vector_id, chunk_id, kind, text, embedding FROM vectors"  # noqa: S608 - only "?" marks are formatted in
                     f" WHERE state = 'live' AND chunk_id IN ({_marks(batch)}) ORDER BY vector_id"
                 )
-                rows.extend(conn.execute(query, batch))
+                rows.extend(LedgerVector(*row) for row in conn.execute(query, batch))
         return rows
 
     def begin_vectors(self, source_id: str, vectors: Mapping[str, str]) -> None:
@@ -362,13 +384,15 @@ class ChunkStore(SQLiteStore):
         vectors: Mapping[str, str],
         *,
         details: Mapping[str, tuple[str, str]] | None = None,
+        embeddings: Mapping[str, Sequence[float]] | None = None,
     ) -> SourceCommit:
         """Make ``records`` the chunks of ``source_id`` and ``vectors`` its live vectors.
 
         One transaction: the chunks are replaced as :meth:`replace_source` does, every
         vector in ``vectors`` (vector id → chunk id) becomes live, and the source's other
         vectors (live or pending before) become stale. ``details`` (vector id → kind and
-        text) are recorded with the vectors, for :meth:`vector_details`.
+        text) and ``embeddings`` (vector id → vector, kept as float32) are recorded with
+        the vectors, for :meth:`vector_details` and :meth:`vectors_of_chunks`.
 
         Returns:
             The chunk changes and the stale vector ids to delete from the vector store.
@@ -399,6 +423,11 @@ class ChunkStore(SQLiteStore):
                         for vector_id, (kind, text) in details.items()
                         if vector_id in vectors
                     ],
+                )
+            if embeddings:
+                conn.executemany(
+                    "UPDATE vectors SET embedding = ? WHERE vector_id = ?",
+                    [(_float32(vector), vid) for vid, vector in embeddings.items() if vid in vectors],
                 )
             stale = sorted(
                 vector_id
@@ -716,6 +745,10 @@ def _get_info(conn: sqlite3.Connection, key: str) -> Scalar | None:
 
 def _set_info(conn: sqlite3.Connection, key: str, value: Scalar) -> None:
     conn.execute("INSERT OR REPLACE INTO info VALUES (?, ?)", (key, _dumps(value)))
+
+
+def _float32(vector: Sequence[float]) -> bytes:
+    return array("f", vector).tobytes()
 
 
 def _batches(items: Sequence[str]) -> Iterator[list[str]]:

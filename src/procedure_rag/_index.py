@@ -80,8 +80,14 @@ class VectorRecord:
 class VectorBackend(Protocol):
     """What the writer needs from a vector store; each adapter implements it."""
 
-    def add(self, records: Sequence[VectorRecord]) -> None:
-        """Embed and store ``records``, replacing any with the same ids."""
+    def add(self, records: Sequence[VectorRecord]) -> Sequence[Sequence[float]] | None:
+        """Embed and store ``records``, replacing any with the same ids.
+
+        Returns:
+            The embeddings, in the order of ``records``, when the backend made them
+            itself (the ledger keeps them for exact re-scoring); ``None`` when the store
+            embedded them out of sight.
+        """
 
     def delete(self, ids: Sequence[str]) -> None:
         """Delete the vectors with ``ids`` (ids not stored are ignored)."""
@@ -315,10 +321,10 @@ def _write_source(
     to_write = [r for r in records if r.vector_id not in live or str(r.metadata[id_key]) not in unchanged]
     vectors = {r.vector_id: str(r.metadata[id_key]) for r in records}
     store.begin_vectors(source_id, {r.vector_id: vectors[r.vector_id] for r in to_write})
-    if to_write:
-        backend.add(to_write)
+    written = backend.add(to_write) if to_write else None
+    embeddings = None if written is None else {r.vector_id: v for r, v in zip(to_write, written, strict=True)}
     details = {r.vector_id: (r.kind, r.text) for r in records}
-    commit = store.commit_source(source_id, chunks, vectors, details=details)
+    commit = store.commit_source(source_id, chunks, vectors, details=details, embeddings=embeddings)
     _delete_vectors(store, backend, commit.stale_vectors)
     result = commit.chunks
     return IndexReport(

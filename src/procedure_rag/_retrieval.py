@@ -233,15 +233,21 @@ def retrieve(
             best = _rank(hits, options)[: options.rescore_depth * n // options.start]
             hits = [hit for hit in rescore([item.doc_id for item in best]) if hit.kind in wanted]
         ranked = _rank(hits, options)
-        _look_up(cache, [item.doc_id for item in ranked], lookup)
-        items, missing = _resolve(
-            ranked,
-            cache=cache,
-            lookup=lookup,
-            metadata_of=metadata_of,
-            question_type=question_type,
-            options=options,
-        )
+        # Look up only as deep as needed: routing and parents look a little further.
+        depth = options.k * (4 if options.route_questions or options.expand_parents else 2)
+        while True:
+            _look_up(cache, [item.doc_id for item in ranked[:depth]], lookup)
+            items, missing = _resolve(
+                ranked[:depth],
+                cache=cache,
+                lookup=lookup,
+                metadata_of=metadata_of,
+                question_type=question_type,
+                options=options,
+            )
+            if len(items) >= options.k or depth >= len(ranked):
+                break
+            depth *= 2
         if len(items) >= options.k or exhausted or n >= options.limit or not hits:
             break
         n = min(n * 2, options.limit)
