@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
 
 import pytest
 
-from procedure_rag._fusion import Fused, Hit, fetch_until_k, fuse, matched_metadata
+from procedure_rag._fusion import Fused, Hit, fuse, matched_metadata
 
 
 def hit(doc: str, kind: str, score: float, rep: str | None = None) -> Hit:
@@ -170,87 +169,6 @@ def test_matched_metadata() -> None:
         {"kind": "raw", "text": "raw of a", "score": 0.5},
     ]
     assert matched_metadata(Fused("b", 0.1, (), 1)) == {"score": 0.1, "matched": "[]"}
-
-
-# ----- fetch_until_k --------------------------------------------------------------------------
-
-
-class FakeStore:
-    """Top-n search over a fixed, best-first list of hits; records what was asked."""
-
-    def __init__(self, hits: Sequence[Hit]) -> None:
-        self.hits = list(hits)
-        self.calls: list[int] = []
-
-    def __call__(self, n: int) -> Sequence[Hit]:
-        self.calls.append(n)
-        return self.hits[:n]
-
-
-def questions(docs: int, per_doc: int) -> list[Hit]:
-    """Each doc's ``per_doc`` question vectors in a row, best first."""
-    return [
-        hit(f"d{d}", "question", 1.0 - (d * per_doc + q) / 10_000, rep=f"d{d}q{q}")
-        for d in range(docs)
-        for q in range(per_doc)
-    ]
-
-
-@pytest.mark.parametrize(
-    ("docs", "per_doc", "k", "options", "calls", "distinct"),
-    [
-        # Enough at once: 4 * k vectors name k chunks.
-        (10, 1, 2, {}, [8], 8),
-        # Six vectors per chunk: 12 vectors name 2 chunks, 24 name 4.
-        (10, 6, 3, {}, [12, 24], 4),
-        (10, 8, 3, {}, [12, 24], 3),
-        # Exhausted: the store has fewer hits than asked; stop after one call.
-        (2, 1, 5, {}, [20], 2),
-        (3, 10, 5, {}, [20, 40], 3),
-        # Bounded: limit caps n and ends the loop even when k is not reached.
-        (100, 50, 3, {"start": 2, "limit": 20}, [2, 4, 8, 16, 20], 1),
-        (100, 50, 3, {"start": 2, "limit": 20, "growth": 5}, [2, 10, 20], 1),
-        (100, 50, 4, {}, [16, 32, 64, 128, 256], 6),
-    ],
-)
-def test_fetch_until_k(
-    docs: int, per_doc: int, k: int, options: dict[str, int], calls: list[int], distinct: int
-) -> None:
-    store = FakeStore(questions(docs, per_doc))
-    hits = fetch_until_k(store, k=k, **options)
-    assert store.calls == calls
-    assert hits == store.hits[: calls[-1]]
-    assert len({h.doc_id for h in hits}) == distinct
-
-
-def test_fetch_until_k_feeds_fuse() -> None:
-    store = FakeStore(questions(10, 6))
-    fused = fuse(fetch_until_k(store, k=3), k=3)
-    assert [f.doc_id for f in fused] == ["d0", "d1", "d2"]
-
-
-def test_fetch_until_k_calls_are_bounded() -> None:
-    store = FakeStore(questions(1000, 1000))
-    fetch_until_k(store, k=5, start=1, limit=1_000_000)
-    # ceil(log2(1e6)) + 1 = 21 at most.
-    assert len(store.calls) <= 21
-    assert store.calls[-1] <= 1_000_000
-
-
-@pytest.mark.parametrize(
-    ("kwargs", "message"),
-    [
-        ({"k": 0}, "k must be >= 1, got 0"),
-        ({"k": 1, "start": 0}, "start must be >= 1, got 0"),
-        ({"k": 1, "start": 8, "limit": 4}, "limit must be >= start (8), got 4"),
-        ({"k": 1, "growth": 1}, "growth must be >= 2, got 1"),
-    ],
-)
-def test_fetch_until_k_errors(kwargs: dict[str, int], message: str) -> None:
-    store = FakeStore([])
-    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
-        fetch_until_k(store, **kwargs)
-    assert store.calls == []
 
 
 def _h(doc: str, kind: str, score: float, n: int = 0) -> Hit:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
@@ -23,7 +23,6 @@ __all__ = [
     "Fused",
     "FusionMethod",
     "Hit",
-    "fetch_until_k",
     "fuse",
     "matched_metadata",
 ]
@@ -245,57 +244,6 @@ def _kind_sum(hits: Sequence[Hit], weight_of: Mapping[str, float], floor: Mappin
     if others:
         total += sum(weight_of[kind] * best.get(kind, floor[kind]) for kind in others) / len(others)
     return total
-
-
-def fetch_until_k(
-    search: Callable[[int], Sequence[Hit]],
-    *,
-    k: int,
-    start: int | None = None,
-    limit: int | None = None,
-    growth: int = 2,
-) -> list[Hit]:
-    """Ask ``search`` for more and more hits until they name ``k`` distinct chunks.
-
-    ``search(n)`` must return the best ``n`` hits (fewer when the store has fewer). The
-    first call asks ``start`` hits; each next call asks ``growth`` times more, and the
-    last asks ``limit`` exactly. It stops as soon as the hits name ``k`` distinct
-    ``doc_id`` values, the store is exhausted (fewer hits than asked), or ``limit`` was
-    asked. So it calls ``search`` at most ``1 + ceil(log_growth(limit / start))`` times.
-
-    Args:
-        search: The vector search, ``n -> best n hits``.
-        k: How many distinct chunks are wanted.
-        start: The first ``n``; ``4 * k`` by default.
-        limit: The largest ``n``; ``64 * k`` by default, and at least ``start``.
-        growth: The factor by which ``n`` grows between calls.
-
-    Returns:
-        The hits of the last call (a superset of the earlier ones), in its order.
-
-    Raises:
-        ValueError: When ``k < 1``, ``start < 1``, ``limit < start`` or ``growth < 2``.
-    """
-    _check_k(k)
-    first = 4 * k if start is None else start
-    if first < 1:
-        msg = f"start must be >= 1, got {first}"
-        raise ValueError(msg)
-    last = max(64 * k, first) if limit is None else limit
-    if last < first:
-        msg = f"limit must be >= start ({first}), got {last}"
-        raise ValueError(msg)
-    if growth < 2:
-        msg = f"growth must be >= 2, got {growth}"
-        raise ValueError(msg)
-
-    n = first
-    while True:
-        hits = list(search(n))
-        enough = len({hit.doc_id for hit in hits}) >= k
-        if enough or len(hits) < n or n >= last:
-            return hits
-        n = min(n * growth, last)
 
 
 def matched_metadata(fused: Fused) -> dict[str, str | float]:
