@@ -424,3 +424,24 @@ def test_only_the_best_candidates_are_rescored() -> None:
     )
     assert asked == [["a", "b", "c"]]
     assert ids(result) == ["a", "b"]
+
+
+def test_candidates_the_rescore_does_not_cover_keep_their_searched_hits() -> None:
+    # b's vectors were written outside the write path: the ledger knows none of them,
+    # so the re-scoring returns nothing for b and b keeps the hit its search found.
+    index = index_of([hit("a", 0.9), hit("b", 0.8), hit("c", 0.7)])
+
+    def rescore(doc_ids: Sequence[str]) -> list[Hit]:
+        return [hit("a", 0.6)] if "a" in doc_ids else []
+
+    result = retrieve(
+        "How do I restart it?",
+        search=index.search,
+        lookup=index.lookup,
+        metadata_of=lambda item: item,
+        options=RetrievalOptions(k=2, fusion="max", fetch_start=3, rescore_candidates=2),
+        rescore=rescore,
+    )
+    assert ids(result) == ["b", "a"]
+    assert [(h.kind, h.score) for h in result.items[0].matched] == [("raw", 0.8)]
+    assert [(h.kind, h.score) for h in result.items[1].matched] == [("raw", 0.6)]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -230,8 +230,9 @@ def retrieve(
         if rescore is not None and hits:
             # Re-score the best candidates by their searched hits; a deeper search
             # re-scores proportionally more.
-            best = _rank(hits, options)[: options.rescore_depth * n // options.start]
-            hits = [hit for hit in rescore([item.doc_id for item in best]) if hit.kind in wanted]
+            how_many = options.rescore_depth * n // options.start
+            best = [item.doc_id for item in _rank(hits, options)[:how_many]]
+            hits = _rescored(hits, best, rescore, wanted)
         ranked = _rank(hits, options)
         # Look up only as deep as needed: routing and parents look a little further.
         depth = options.k * (4 if options.route_questions or options.expand_parents else 2)
@@ -263,6 +264,21 @@ def retrieve(
         question_type=question_type,
         vectors_searched=n,
     )
+
+
+def _rescored(
+    hits: Sequence[Hit], best: Sequence[str], rescore: Rescore, wanted: Collection[str]
+) -> list[Hit]:
+    """The best candidates' hits, scored exactly where the store knows their vectors.
+
+    A candidate the re-scoring does not cover (vectors written outside the write
+    path, so the ledger has no rows for it) keeps the hits its search found.
+    """
+    exact = [hit for hit in rescore(best) if hit.kind in wanted]
+    covered = {hit.doc_id for hit in exact}
+    chosen = set(best)
+    kept = [hit for hit in hits if hit.doc_id in chosen and hit.doc_id not in covered]
+    return exact + kept
 
 
 def _rank(hits: Sequence[Hit], options: RetrievalOptions) -> list[Fused]:
