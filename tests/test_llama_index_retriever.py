@@ -229,8 +229,13 @@ def test_returns_k_distinct_raw_nodes_with_scores(
         assert hit.node.metadata["score"] == hit.score
         matched = _matched(hit)
         assert matched
-        assert {entry["kind"] for entry in matched} <= KINDS
-        assert [entry["score"] for entry in matched] == sorted((e["score"] for e in matched), reverse=True)
+        # Representation hits best first; a lexical match (the words shared with the
+        # question, scored on its own scale) comes last.
+        vectors = [entry for entry in matched if entry["kind"] != "lexical"]
+        assert vectors
+        assert matched[: len(vectors)] == vectors
+        assert {entry["kind"] for entry in vectors} <= KINDS
+        assert [entry["score"] for entry in vectors] == sorted((e["score"] for e in vectors), reverse=True)
         # The raw node keeps the parser's links, rebuilt from its stored metadata.
         parent = hit.node.parent_node
         assert parent is not None
@@ -290,7 +295,7 @@ def test_scores_are_cosine_similarities(
 ) -> None:
     folder, _ = quality_index
     retriever = ProcedureMultiVectorRetriever.from_persist_directory(
-        folder, embed_model=nano, k=2, fusion="max", kinds=["raw"], filters=filters
+        folder, embed_model=nano, k=2, fusion="max", kinds=["raw"], filters=filters, lexical_weight=0
     )
     query = "How do I hard-restart HoloLens 2?"
 

@@ -44,7 +44,7 @@ from procedure_rag._index import (
 )
 from procedure_rag._llm import represent
 from procedure_rag._representation_types import Representation
-from procedure_rag._retrieval import RetrievalOptions, Retrieved, retrieve
+from procedure_rag._retrieval import LEXICAL_WEIGHT, Lexical, RetrievalOptions, Retrieved, retrieve
 from procedure_rag._types import Chunk
 
 __all__ = ["ProcedureMultiVectorRetriever", "SearchType"]
@@ -85,6 +85,11 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
             split with ``emit_parents=True``).
         route_questions: Move up chunks carrying what the question asks about
             (condition, caution, result, steps); the rule is in ``routing``.
+        lexical_weight: What the chunk's BM25 score over its words (divided by the
+            best one) adds to its fused score; ``0`` turns the lexical index off. It is
+            asked only with a :class:`ProcedureDocStore` (which keeps the index), no
+            ``filter`` and the ``similarity`` search type; chunks it finds are re-scored
+            with the rest.
         representation_model: A chat model (or Runnable) writing the representations in
             :meth:`add_documents`; ``None`` for the offline deterministic ones.
     """
@@ -101,11 +106,13 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
     kinds: list[str] | None = None
     expand_parents: bool = False
     route_questions: bool = False
+    lexical_weight: float = LEXICAL_WEIGHT
     representation_model: Runnable[Any, Any] | LangChainModel | None = None
 
     _options: RetrievalOptions = PrivateAttr()
     _ledger: ChunkStore = PrivateAttr()
     _layout: Layout | None = PrivateAttr(default=None)
+    _opened: tuple[Callable[[], None], ...] = PrivateAttr(default=())
 
     @model_validator(mode="before")
     @classmethod
@@ -127,6 +134,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
             expand_parents=self.expand_parents,
             route_questions=self.route_questions,
             fetch_start=max(int(start), 40 * self.k) if start is not None else None,
+            lexical_weight=self.lexical_weight,
         )
         if isinstance(self.docstore, ProcedureDocStore):
             self._ledger = self.docstore.store
@@ -193,13 +201,32 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
             describe_model(embedding), embedding.embed_documents([PROBE_TEXT])[0]
         )
         client = target.client()
-        collection = open_collection(client, identity, name=collection_name)
-        docstore.store.check_embedding(identity)
-        vectorstore = Chroma(client=client, collection_name=collection_name, embedding_function=embedding)
-        retriever = cls(vectorstore=vectorstore, docstore=docstore, **kwargs)
+        try:
+            collection = open_collection(client, identity, name=collection_name)
+            docstore.store.check_embedding(identity)
+            vectorstore = Chroma(client=client, collection_name=collection_name, embedding_function=embedding)
+            retriever = cls(vectorstore=vectorstore, docstore=docstore, **kwargs)
+        except BaseException:
+            docstore.close()
+            client.close()
+            raise
         # Searches go to the collection and the ledger directly (ids and distances only).
         retriever._layout = Layout(collection, docstore.store)
+        retriever._opened = (docstore.close, client.close)
         return retriever
+
+    def close(self) -> None:
+        """Release the Chroma client and the docstore a factory opened; closing twice is harmless.
+
+        An embedded Chroma client reads the collection's nearest-neighbour index once and
+        keeps it until every client of the folder is closed, so a process that goes on
+        after indexing (or lets another process index the folder) should close the
+        retrievers it opened with :meth:`from_persist_directory` or
+        :meth:`from_chroma_server`. Stores passed in by the caller are left open.
+        """
+        opened, self._opened = self._opened, ()
+        for close in opened:
+            close()
 
     # -- lifecycle --------------------------------------------------------------
 
@@ -295,6 +322,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
             lookup=self.docstore.mget,
             metadata_of=lambda document: document.metadata,
             options=options,
+            lexical=self._lexical(where),
         )
         if result.missing:
             run_manager.on_text(
@@ -304,6 +332,17 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
         return [_result_document(item) for item in result.items]
 
     # -- helpers ----------------------------------------------------------------
+
+    def _lexical(self, where: Mapping[str, Any] | None) -> Lexical | None:
+        """The docstore's lexical search, when it has one and no filter or threshold applies.
+
+        With ``similarity_score_threshold`` or ``mmr`` the search type decides what may be
+        a result, so chunks found by their words alone are not added.
+        """
+        plain = self.search_type == SearchType.similarity
+        if plain and where is None and isinstance(self.docstore, ProcedureDocStore):
+            return self.docstore.store.lexical_search
+        return None
 
     def _representations(self, given: RepresentationSource | None) -> RepresentationSource | None:
         if given is not None or self.representation_model is None:

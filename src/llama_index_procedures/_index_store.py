@@ -57,6 +57,7 @@ from procedure_rag._index import (
     stored_chunk,
     write_chunks,
 )
+from procedure_rag._lexical import LexicalHit
 from procedure_rag._retrieval import ALL_KINDS, hits_from_vectors
 
 __all__ = [
@@ -217,6 +218,10 @@ class RawNodes:
     def __init__(self, docstore: ChunkStore | BaseDocumentStore) -> None:
         self._mirror = None if isinstance(docstore, ChunkStore) else docstore
         self.ledger = docstore if isinstance(docstore, ChunkStore) else ChunkStore()
+
+    def lexical_search(self, query: str, n: int) -> list[LexicalHit]:
+        """The chunk store's lexical search (nothing with a LlamaIndex docstore: it keeps no index)."""
+        return [] if self._mirror is not None else self.ledger.lexical_search(query, n)
 
     def lookup(self, ids: Sequence[str]) -> list[TextNode | None]:
         """Raw nodes by id, in order, ``None`` for an id not stored."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, Self, TypedDict, Unpack
 
@@ -53,7 +53,7 @@ from procedure_rag._fusion import FusionMethod
 from procedure_rag._index import IndexReport, RepresentationSource
 from procedure_rag._llm import represent
 from procedure_rag._representation_cache import RepresentationCache
-from procedure_rag._retrieval import Found, RetrievalOptions, Retrieved, check_query, retrieve
+from procedure_rag._retrieval import LEXICAL_WEIGHT, Found, RetrievalOptions, Retrieved, check_query, retrieve
 
 __all__ = ["ProcedureIndexer", "ProcedureMultiVectorRetriever"]
 
@@ -75,6 +75,7 @@ class RetrieverOptions(TypedDict, total=False):
     filters: MetadataFilters | None
     expand_parents: bool
     route_questions: bool
+    lexical_weight: float
     representation_model: LLM | LlamaIndexModel | None
     representation_cache: RepresentationCache | None
     id_key: str
@@ -137,6 +138,10 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
             become one result; ``expanded_from`` lists them).
         route_questions: Classify the question (condition, caution, operation…) and move
             up chunks carrying that field; the rule applied goes into ``routing``.
+        lexical_weight: What the chunk's BM25 score over its words (divided by the
+            best one) adds to its fused score; ``0`` turns the lexical index off. It is
+            asked only when the docstore is a chunk store (which keeps the index) and
+            no ``filters`` apply; chunks it finds are re-scored with the rest.
         representation_model: A LlamaIndex LLM (or ``LlamaIndexModel``) writing the
             representations in :meth:`add_nodes`; ``None`` for the offline deterministic
             generators.
@@ -165,6 +170,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
         filters: MetadataFilters | None = None,
         expand_parents: bool = False,
         route_questions: bool = False,
+        lexical_weight: float = LEXICAL_WEIGHT,
         representation_model: LLM | LlamaIndexModel | None = None,
         representation_cache: RepresentationCache | None = None,
         id_key: str = "doc_id",
@@ -180,6 +186,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
             kinds=None if kinds is None else frozenset(kinds),
             expand_parents=expand_parents,
             route_questions=route_questions,
+            lexical_weight=lexical_weight,
         )
         self._filters = _check_filters(filters)
         self._id_key = _check_id_key(id_key)
@@ -195,11 +202,15 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
         if recorded is not None:
             recorded.check_same(self._identity, "the Chroma collection")
         self._raw = RawNodes(_open_docstore(docstore))
+        # What close() releases: the ledger when it was opened here (from a path, or in
+        # memory), and the Chroma client when a factory opened one.
+        self._opened: list[Callable[[], None]] = (
+            [] if isinstance(docstore, ChunkStore) else [self._raw.ledger.close]
+        )
         try:
             self._raw.ledger.check_embedding(self._identity)
         except EmbeddingMismatchError:
-            if not isinstance(docstore, ChunkStore):  # opened here: not left open
-                self._raw.ledger.close()
+            self.close()
             raise
         self._chroma = is_chroma(self._index)
         # Chroma hands back the stored vectors of given chunks: each candidate's every
@@ -279,13 +290,32 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
             from llama_index.vector_stores.chroma import ChromaVectorStore  # noqa: PLC0415 - optional
         except ImportError as exc:
             raise ImportError(_CHROMA_HINT) from exc
-        collection = open_collection(target.client(), embedding_identity(embed_model), name=collection_name)
-        return cls(
-            vector_store=ChromaVectorStore(chroma_collection=collection),
-            embed_model=embed_model,
-            docstore=docstore,
-            **options,
-        )
+        client = target.client()
+        try:
+            collection = open_collection(client, embedding_identity(embed_model), name=collection_name)
+            retriever = cls(
+                vector_store=ChromaVectorStore(chroma_collection=collection),
+                embed_model=embed_model,
+                docstore=docstore,
+                **options,
+            )
+        except BaseException:
+            client.close()
+            raise
+        retriever._opened.append(client.close)
+        return retriever
+
+    def close(self) -> None:
+        """Release the Chroma client a factory opened and a docstore opened from a path.
+
+        An embedded Chroma client reads the collection's nearest-neighbour index once and
+        keeps it until every client of the folder is closed, so a process that goes on
+        after indexing (or lets another process index the folder) should close what it
+        opened. Stores passed in as objects are left open; closing twice is harmless.
+        """
+        opened, self._opened = self._opened, []
+        for close in opened:
+            close()
 
     @property
     def options(self) -> RetrievalOptions:
@@ -392,6 +422,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
             metadata_of=_metadata_of,
             options=self._options,
             rescore=rescore,
+            lexical=self._raw.lexical_search if self._filters is None else None,
         )
         return [_result(item) for item in result.items]
 

@@ -420,8 +420,10 @@ class ChromaIndex:
         """The best raw chunks for ``question``, as the retrievers of both frameworks rank them.
 
         The question is embedded once; the raw texts and the other representations are
-        searched apart, every representation of the candidates is re-scored exactly,
-        fused, and looked up in the docstore.
+        searched apart, every representation of the candidates (and of the chunks the
+        docstore's lexical index finds by their words) is re-scored exactly, fused, and
+        looked up in the docstore. With ``where``, the lexical index is not asked (it
+        cannot apply a Chroma filter).
 
         Args:
             question: The question.
@@ -444,6 +446,7 @@ class ChromaIndex:
             lookup=self._store.get,
             metadata_of=lambda chunk: chunk.metadata,
             options=RetrievalOptions() if options is None else options,
+            lexical=self._store.lexical_search if where is None else None,
         )
 
     def stats(self) -> IndexStats:

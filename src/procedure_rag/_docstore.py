@@ -23,6 +23,7 @@ from types import MappingProxyType
 from typing import TypeAlias
 
 from procedure_rag._embedding_identity import EmbeddingIdentity
+from procedure_rag._lexical import LexicalHit, create_lexical_tables, index_pending, search_lexical
 from procedure_rag._sqlite import MEMORY, SQLiteStore
 
 __all__ = [
@@ -202,11 +203,13 @@ class ChunkStore(SQLiteStore):
     """
 
     def __init__(self, path: str | os.PathLike[str] = MEMORY) -> None:
+        self._lexical = False  # set by _setup once the lexical tables exist
         super().__init__(path, "chunk store", self._setup)
 
     def _setup(self, _conn: sqlite3.Connection) -> None:
         with self._transaction() as conn:
             _open_schema(conn, self._path)
+            self._lexical = create_lexical_tables(conn)
 
     # -- chunks -----------------------------------------------------------------
 
@@ -229,6 +232,7 @@ class ChunkStore(SQLiteStore):
                 " metadata = excluded.metadata, seq = excluded.seq",
                 [(*row, seq + i) for i, row in enumerate(rows)],
             )
+            self._index_words(conn)
 
     def get(self, ids: Iterable[str]) -> list[StoredChunk | None]:
         """The chunks with ``ids``, in that order; ``None`` for an id not stored.
@@ -296,7 +300,35 @@ class ChunkStore(SQLiteStore):
         """
         rows = _rows(records)
         with self._lock, self._transaction() as conn:
-            return _replace(conn, source_id, rows)
+            result = _replace(conn, source_id, rows)
+            self._index_words(conn)
+            return result
+
+    # -- lexical search -------------------------------------------------------------
+
+    @property
+    def lexical(self) -> bool:
+        """Whether the store keeps a lexical index (``False`` only when SQLite lacks FTS5)."""
+        return self._lexical
+
+    def lexical_search(self, query: str, n: int) -> list[LexicalHit]:
+        """The best ``n`` child chunks for ``query`` by BM25 over their words.
+
+        See :mod:`procedure_rag._lexical` for how words are made. Empty when the store
+        has no lexical index or the question has no searchable word.
+
+        Raises:
+            ValueError: When the store is closed.
+        """
+        if not self._lexical:
+            return []
+        with self._lock:
+            return search_lexical(self._connection(), query, n)
+
+    def _index_words(self, conn: sqlite3.Connection) -> None:
+        """Index the words of the chunks this transaction wrote (see :mod:`procedure_rag._lexical`)."""
+        if self._lexical:
+            index_pending(conn)
 
     def sources(self) -> list[str]:
         """The source ids with at least one chunk, sorted.
@@ -409,6 +441,7 @@ class ChunkStore(SQLiteStore):
                 raise ValueError(msg)
         with self._lock, self._transaction() as conn:
             result = _replace(conn, source_id, rows)
+            self._index_words(conn)
             conn.executemany(
                 "INSERT INTO vectors (vector_id, chunk_id, source_id, state) VALUES (?, ?, ?, 'live')"
                 " ON CONFLICT (vector_id) DO UPDATE SET"
@@ -697,6 +730,9 @@ def _rows(records: Iterable[StoredChunk]) -> list[tuple[str, str, str, str]]:
 
 
 def _decode(chunk_id: str, text: str, metadata: str) -> StoredChunk:
+    if not isinstance(metadata, str):  # a BLOB another program wrote: never decoded as bytes
+        msg = f"chunk {chunk_id!r}: stored metadata is a {type(metadata).__name__}, not JSON text"
+        raise ValueError(msg)
     try:
         decoded = json.loads(metadata)
     except json.JSONDecodeError as exc:

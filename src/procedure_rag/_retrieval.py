@@ -9,7 +9,10 @@ what matched.
 Candidates come from one deep search over every kind (``40 * k`` vectors, so raw
 texts are not crowded out by questions and summaries). When the store can, every
 representation of the best ``8 * k`` candidates is then scored exactly (``rescore``),
-so fusion sees each chunk's best hit of every kind. The loop asks for
+so fusion sees each chunk's best hit of every kind. When the docstore keeps a
+lexical index (:mod:`procedure_rag._lexical`), the best ``8 * k`` chunks by BM25 over
+their words join the re-scored candidates and add their normalised lexical score
+(weighted by ``lexical_weight``) to the fused one. The loop asks for
 more hits until ``k`` distinct items are found after items missing from the docstore
 are skipped and after children are merged into parents, or until the store has
 nothing more.
@@ -19,17 +22,22 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from procedure_rag._fusion import Fused, FusionMethod, Hit, fuse, matched_metadata
+from procedure_rag._lexical import LexicalHit
 from procedure_rag._representation_types import RepresentationKind
 from procedure_rag._routing import QuestionType, classify_question, route
 
 __all__ = [
     "ALL_KINDS",
+    "LEXICAL_KIND",
+    "LEXICAL_WEIGHT",
     "Found",
+    "Lexical",
     "Rescore",
     "RetrievalOptions",
     "RetrievalResult",
@@ -67,6 +75,15 @@ Search = Callable[[int, frozenset[str]], Found]
 
 _LOG = logging.getLogger("procedure_rag")
 
+#: The kind of a lexical match among a result's matched hits.
+LEXICAL_KIND = "lexical"
+
+#: Default :attr:`RetrievalOptions.lexical_weight`.
+LEXICAL_WEIGHT = 0.06
+
+#: ``(question, n) -> the best n chunks by their words`` (a docstore's lexical index).
+Lexical = Callable[[str, int], Sequence[LexicalHit]]
+
 
 @dataclass(frozen=True, slots=True)
 class RetrievalOptions:
@@ -88,6 +105,12 @@ class RetrievalOptions:
         fetch_limit: Most vectors asked (``160 * k`` by default).
         rescore_depth: Candidate chunks re-scored when the store can (``8 * k`` by
             default), taken best first by their searched hits.
+        lexical_weight: What a chunk's lexical (BM25) score, divided by the best one
+            of the question, adds to its fused score when the store has a lexical
+            index (``0`` turns it off). 0.06 is about the spread of the bundled e5
+            model's similarities among a question's top chunks: an exact word match
+            moves a chunk up a few places, not over every dense match (see
+            docs/RETRIEVAL.md for the measurements).
     """
 
     k: int = 5
@@ -101,6 +124,7 @@ class RetrievalOptions:
     fetch_start: int | None = None
     fetch_limit: int | None = None
     rescore_candidates: int | None = None
+    lexical_weight: float = LEXICAL_WEIGHT
 
     def __post_init__(self) -> None:
         if isinstance(self.k, bool) or not isinstance(self.k, int):
@@ -116,6 +140,13 @@ class RetrievalOptions:
             raise ValueError(msg)
         if self.rescore_candidates is not None and self.rescore_candidates < 1:
             msg = f"rescore_candidates must be >= 1, got {self.rescore_candidates}"
+            raise ValueError(msg)
+        if (
+            isinstance(self.lexical_weight, bool)
+            or not isinstance(self.lexical_weight, int | float)
+            or not 0 <= self.lexical_weight < math.inf
+        ):
+            msg = f"lexical_weight must be a finite number >= 0, got {self.lexical_weight!r}"
             raise ValueError(msg)
         if self.fetch_limit is not None and self.fetch_limit < self.start:
             msg = f"fetch_limit must be >= fetch_start ({self.start}), got {self.fetch_limit}"
@@ -200,6 +231,7 @@ def retrieve(
     metadata_of: Callable[[T], Mapping[str, object]],
     options: RetrievalOptions,
     rescore: Rescore | None = None,
+    lexical: Lexical | None = None,
 ) -> RetrievalResult[T]:
     """Find ``options.k`` distinct raw items for ``query``.
 
@@ -214,6 +246,10 @@ def retrieve(
         options: Ranking and cutting.
         rescore: Every representation of the given chunks, scored exactly (``None``
             when the store cannot; fusion then uses the searches' hits).
+        lexical: The best chunks by their words (``None`` when the store has no
+            lexical index). Asked once, ``rescore_depth`` deep, when raw texts are
+            among the kinds and ``lexical_weight`` is above 0; the chunks it finds
+            join the re-scoring, and each adds its weighted, normalised score.
 
     Returns:
         The items, the ids that were missing from the docstore, and the question type.
@@ -221,19 +257,20 @@ def retrieve(
     check_query(query)
     question_type = classify_question(query) if options.route_questions else None
     wanted = ALL_KINDS if options.kinds is None else options.kinds
+    words = _lexical_scores(query, lexical, wanted, options)
     n = options.start
     cache: dict[str, T | None] = {}
     while True:
         found = search(n, wanted)
         exhausted = found.exhausted
         hits = [hit for hit in found.hits if hit.kind in wanted]
-        if rescore is not None and hits:
-            # Re-score the best candidates by their searched hits; a deeper search
-            # re-scores proportionally more.
+        if rescore is not None and (hits or words):
+            # Re-score the best candidates by their searched hits, and the chunks found
+            # by their words; a deeper search re-scores proportionally more.
             how_many = options.rescore_depth * n // options.start
             best = [item.doc_id for item in _rank(hits, options)[:how_many]]
-            hits = _rescored(hits, best, rescore, wanted)
-        ranked = _rank(hits, options)
+            hits = _rescored(hits, list(dict.fromkeys([*best, *words])), rescore, wanted)
+        ranked = _with_words(_rank(hits, options), words, options.lexical_weight)
         # Look up only as deep as needed: routing and parents look a little further.
         depth = options.k * (4 if options.route_questions or options.expand_parents else 2)
         while True:
@@ -249,7 +286,7 @@ def retrieve(
             if len(items) >= options.k or depth >= len(ranked):
                 break
             depth *= 2
-        if len(items) >= options.k or exhausted or n >= options.limit or not hits:
+        if len(items) >= options.k or exhausted or n >= options.limit or not (hits or words):
             break
         n = min(n * 2, options.limit)
     if missing:
@@ -279,6 +316,49 @@ def _rescored(
     chosen = set(best)
     kept = [hit for hit in hits if hit.doc_id in chosen and hit.doc_id not in covered]
     return exact + kept
+
+
+def _lexical_scores(
+    query: str, lexical: Lexical | None, wanted: Collection[str], options: RetrievalOptions
+) -> dict[str, tuple[float, tuple[str, ...]]]:
+    """Chunk id -> (BM25 score / the best one, the question's words it holds)."""
+    if lexical is None or options.lexical_weight <= 0 or RepresentationKind.RAW.value not in wanted:
+        return {}
+    found = [hit for hit in lexical(query, options.rescore_depth) if hit.score > 0]
+    if not found:
+        return {}
+    best = max(hit.score for hit in found)
+    return {hit.chunk_id: (hit.score / best, hit.terms) for hit in found}
+
+
+def _with_words(
+    ranked: Sequence[Fused], words: Mapping[str, tuple[float, tuple[str, ...]]], weight: float
+) -> list[Fused]:
+    """``ranked`` with each chunk's weighted lexical score added, ranked again.
+
+    A chunk found only by its words (a store that cannot re-score) starts from the
+    lowest fused score. Its lexical match is listed among the matched hits (kind
+    ``"lexical"``, the words it shares with the question as text).
+    """
+    if not words:
+        return list(ranked)
+    floor = min((item.score for item in ranked), default=0.0)
+    base = {item.doc_id: item for item in ranked}
+    order = list(base) + [doc_id for doc_id in words if doc_id not in base]
+    scored: list[tuple[float, str, tuple[Hit, ...]]] = []
+    for doc_id in order:
+        item = base.get(doc_id)
+        score, matched = (item.score, item.matched) if item is not None else (floor, ())
+        if doc_id in words:
+            share, terms = words[doc_id]
+            score += weight * share
+            matched = (*matched, Hit(doc_id, LEXICAL_KIND, " ".join(terms), share, f"{doc_id}:lexical"))
+        scored.append((score, doc_id, matched))
+    scored.sort(key=lambda entry: -entry[0])  # stable: ties keep the dense order
+    return [
+        Fused(doc_id=doc_id, score=score, matched=matched, rank=rank)
+        for rank, (score, doc_id, matched) in enumerate(scored, start=1)
+    ]
 
 
 def _rank(hits: Sequence[Hit], options: RetrievalOptions) -> list[Fused]:
