@@ -187,9 +187,6 @@ class LatencySeed:
         return found
 
 
-# The old name of TableSeed, when it also loaded pickles (tests/test_benchmark_retrieval.py uses it).
-PickleSeed = TableSeed
-
 #: What ``--seed-cache`` reads: ``retrieval_latency.py``'s SQLite cache, nothing else.
 SEED_SUFFIXES = (".sqlite3", ".sqlite", ".db")
 

@@ -363,8 +363,8 @@ def test_cache_embeds_each_text_once_ever(tmp_path: Path):
 def test_a_seed_that_disagrees_with_the_model_is_refused(tmp_path: Path):
     model = CountingModel()
     seeds = [
-        bench.PickleSeed("bad", {("p", "abc"): np.array([3.0, 9.0])}),
-        bench.PickleSeed("good", {("p", "abcd"): np.array([4.0, 1.0])}),
+        bench.TableSeed("bad", {("p", "abc"): np.array([3.0, 9.0])}),
+        bench.TableSeed("good", {("p", "abcd"): np.array([4.0, 1.0])}),
     ]
     embedder = bench.CachedEmbedder(model, bench.EmbeddingCache(tmp_path / "c.sqlite3", "m"), seeds)
     assert embedder.passages(["abc"]).tolist() == [[3.0, 1.0]]

@@ -225,6 +225,7 @@ def test_every_chunk_gets_every_kind_in_order(run: Run, recovery_chunks: list[Ch
         chunks=len(recovery_chunks),
         representations=len(reps),
         calls=calls,
+        written=len(model_pairs(recovery_chunks)),
         reused=len(model_pairs(recovery_chunks)) - calls,
         input_tokens=100 * calls,
         output_tokens=20 * calls,
@@ -277,6 +278,7 @@ def test_summary_line() -> None:
         chunks=2,
         representations=9,
         calls=7,
+        written=5,
         cache_hits=1,
         retries=2,
         fallbacks=1,
@@ -284,8 +286,8 @@ def test_summary_line() -> None:
         output_tokens=3,
     )
     assert stats.summary() == (
-        "9 representations of 2 chunks: 7 model calls, 1 cache hits, 2 retries, 1 fallbacks, "
-        "tokens 5 in / 3 out, 0.0s"
+        "9 representations of 2 chunks: 5 written by the model, 1 cache hits, 1 fallbacks; "
+        "7 model calls, 2 retries, tokens 5 in / 3 out, 0.0s"
     )
 
 

@@ -25,7 +25,7 @@ from typing import Protocol
 
 from procedure_rag._deterministic import generate_representations
 from procedure_rag._docstore import ChunkStore, Scalar, StoredChunk
-from procedure_rag._metadata import JSON_KEYS, chunk_from_metadata
+from procedure_rag._metadata import JSON_KEYS, chunk_from_metadata, is_filter_key
 from procedure_rag._representation_types import Representation
 from procedure_rag._types import Chunk, ChunkLevel
 
@@ -159,11 +159,18 @@ def stored_chunk(text: str, metadata: Mapping[str, object], *, position: int = 0
 
 
 def filter_metadata(chunk: StoredChunk) -> dict[str, Scalar]:
-    """The chunk metadata every vector of the chunk carries, for store filters."""
+    """The chunk metadata every vector of the chunk carries, for store filters.
+
+    Keys a store would read as an operator or refuses (``$or``, ``#document``,
+    ``chroma:…``; see :func:`~procedure_rag._metadata.is_filter_key`) stay in the
+    docstore only: a document's metadata is data, and never part of a filter.
+    """
     return {
         key: value
         for key, value in chunk.metadata.items()
-        if key not in FILTER_EXCLUDED_KEYS and not (isinstance(value, str) and len(value) > _MAX_FILTER_VALUE)
+        if key not in FILTER_EXCLUDED_KEYS
+        and is_filter_key(key)
+        and not (isinstance(value, str) and len(value) > _MAX_FILTER_VALUE)
     }
 
 

@@ -10,12 +10,16 @@ holds a table, code or a picture), :class:`LLMGenerator` takes the first of:
 
 1. ``raw``: the chunk text itself (from the fallback generator, never a model);
 2. the cache, when the same prompt went to the same model before;
-3. the model, retried with exponential backoff and jitter on exceptions, timeouts
-   and output that :func:`~procedure_rag._llm_parse.parse_output` rejects;
+3. the model, retried with exponential backoff and jitter (or as long as a
+   rate-limit error's ``retry_after`` asks) on exceptions, timeouts and output that
+   :func:`~procedure_rag._llm_parse.parse_output` rejects (it also bounds and cleans
+   what it accepts);
 4. the fallback (deterministic) generator, marked ``fallback=True``, with the
    failure recorded in :attr:`LLMGenerator.stats`.
 
-So a failing model never loses a chunk. A run is three passes: plan every chunk
+So a failing model never loses a chunk. A cached output is checked again before it
+is served (:func:`~procedure_rag._llm_parse.output_problem`); one that fails the
+check is asked for again. A run is three passes: plan every chunk
 and kind (raw, cache hit, or a prompt to send; identical prompts are sent once),
 ask the model, assemble in chunk then kind order. Only the asking differs between
 ``generate`` (threads) and ``agenerate`` (the event loop); parsing, caching and
@@ -36,7 +40,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
 
 from procedure_rag._deterministic import DeterministicGenerator, default_kinds, generate_representations
-from procedure_rag._llm_parse import parse_output
+from procedure_rag._llm_parse import output_problem, parse_output
 from procedure_rag._prompts import PROMPT_VERSION, ImagePart, Message, build_prompt, prompt_digest
 from procedure_rag._representation_cache import RepresentationCache
 from procedure_rag._representation_types import Representation, RepresentationKind
@@ -53,6 +57,7 @@ __all__ = [
     "TextModel",
     "arepresent",
     "represent",
+    "retry_after",
 ]
 
 logger = logging.getLogger(__name__)
@@ -119,6 +124,8 @@ class GenerationStats:
         chunks: Chunks processed.
         representations: Representations returned.
         calls: Model calls made, failed attempts included.
+        written: Chunk-kind pairs filled in from a model reply of this run (each pair
+            counts, also when several share one prompt).
         cache_hits: Chunk-kind pairs served from the cache.
         reused: Chunk-kind pairs whose prompt another pair of the run sent too (a
             parent holding a single child asks what the child asks): one call serves both.
@@ -132,6 +139,7 @@ class GenerationStats:
     chunks: int = 0
     representations: int = 0
     calls: int = 0
+    written: int = 0
     cache_hits: int = 0
     reused: int = 0
     retries: int = 0
@@ -142,11 +150,15 @@ class GenerationStats:
     elapsed: float = 0.0
 
     def summary(self) -> str:
-        """One line for a log: counts, tokens and time."""
+        """One line for a log: where the representations came from, calls, tokens and time.
+
+        ``written``, ``cache_hits`` and ``fallbacks`` add up to every chunk-kind pair that
+        is not ``raw``.
+        """
         line = (
             f"{self.representations} representations of {self.chunks} chunks: "
-            f"{self.calls} model calls, {self.cache_hits} cache hits, {self.retries} retries, "
-            f"{self.fallbacks} fallbacks"
+            f"{self.written} written by the model, {self.cache_hits} cache hits, "
+            f"{self.fallbacks} fallbacks; {self.calls} model calls, {self.retries} retries"
         )
         if self.reused:
             line += f", {self.reused} reused"
@@ -180,7 +192,10 @@ class LLMGenerator:
         max_concurrency: Most model calls in flight at once.
         retries: Attempts after the first one fails, per prompt.
         backoff: Seconds before the first retry; doubled for every further one,
-            with random jitter (between half and all of the delay).
+            with random jitter (between half and all of the delay). A failure that
+            says how long to wait (a rate-limit error's ``retry_after``, or a
+            ``Retry-After`` header on its ``response``) waits at least that long; no
+            wait is longer than a minute.
         timeout: Seconds one model call may take (and a sync call may wait for a
             free slot).
         fallback: Fills in when the model fails, and supplies ``raw``; ``None``
@@ -320,7 +335,7 @@ class LLMGenerator:
                 if not self._retry(exc, attempt):
                     return exc
                 attempt += 1
-                time.sleep(self._delay(attempt))
+                time.sleep(self._delay(attempt, exc))
                 continue
             self._store(job, texts)
             return texts
@@ -335,7 +350,7 @@ class LLMGenerator:
                 if not self._retry(exc, attempt):
                     return exc
                 attempt += 1
-                await asyncio.sleep(self._delay(attempt))
+                await asyncio.sleep(self._delay(attempt, exc))
                 continue
             self._store(job, texts)
             return texts
@@ -401,6 +416,10 @@ class LLMGenerator:
         cached = self._cache.get(key) if self._cache is not None else None
         if cached is None:
             return job
+        problem = output_problem(kind, cached)
+        if problem is not None:  # a cache file is not trusted: ask again, overwrite the entry
+            logger.warning("%s: cached %s output ignored: %s", self.identity, kind.value, problem)
+            return job
         self.stats.cache_hits += 1
         return self._representations(job, cached)
 
@@ -417,6 +436,7 @@ class LLMGenerator:
             if isinstance(outcome, Exception):
                 out.extend(self._fall_back(step, outcome))
             else:
+                self.stats.written += 1
                 out.extend(self._representations(step, outcome))
         stats = self.stats
         stats.reused = sum(isinstance(step, _Job) for step in plan) - len(outcomes)
@@ -424,10 +444,15 @@ class LLMGenerator:
         stats.elapsed = time.perf_counter() - self._started
         if stats.failures:
             logger.warning("%s: the model failed, fallbacks used: %s", self.identity, stats.summary())
+        else:
+            logger.info("%s: %s", self.identity, stats.summary())
         return out
 
     def _parse(self, job: _Job, reply: ModelReply) -> tuple[str, ...]:
         """The texts in ``reply``; raises :class:`ValueError` for output to reject."""
+        if not isinstance(reply, ModelReply):  # a TextModel written against the protocol's grain
+            msg = f"the model returned a {type(reply).__name__}, not a ModelReply"
+            raise TypeError(msg)
         with self._lock:
             self.stats.input_tokens += reply.input_tokens or 0
             self.stats.output_tokens += reply.output_tokens or 0
@@ -475,10 +500,16 @@ class LLMGenerator:
         self.stats.failures.append((job.chunk.chunk_id, job.kind.value, _describe(error)))
         return [replace(rep, fallback=True) for rep in reps]
 
-    def _delay(self, attempt: int) -> float:
-        """Exponential backoff with jitter before attempt ``attempt`` (1 = first retry)."""
+    def _delay(self, attempt: int, error: Exception) -> float:
+        """Seconds to wait before attempt ``attempt`` (1 = first retry) after ``error``.
+
+        Exponential backoff with jitter, or the wait ``error`` asks for when longer;
+        never more than :data:`_MAX_DELAY`.
+        """
         delay = min(self._backoff * 2 ** (attempt - 1), _MAX_DELAY)
-        return self._random.uniform(delay / 2, delay)
+        jittered = self._random.uniform(delay / 2, delay)
+        asked = retry_after(error)
+        return min(max(jittered, asked or 0.0), _MAX_DELAY)
 
     @contextlib.contextmanager
     def _progress_bar(self, total: int) -> Iterator[Callable[[], None]]:
@@ -515,6 +546,46 @@ def _unique_jobs(plan: Sequence[list[Representation] | _Job]) -> list[_Job]:
         if isinstance(step, _Job):
             unique.setdefault(step.key, step)
     return list(unique.values())
+
+
+def retry_after(error: BaseException) -> float | None:
+    """The seconds a failure asks to wait before the next call, when it says.
+
+    Read from the error's ``retry_after`` attribute (seconds), else from its
+    ``response``'s ``retry-after-ms`` or ``retry-after`` header (seconds; the HTTP-date
+    form is ignored), as provider SDKs raise them on HTTP 429 and 503. ``None`` when the
+    error says nothing usable.
+    """
+    seconds = _seconds(getattr(error, "retry_after", None))
+    if seconds is not None:
+        return seconds
+    headers = getattr(getattr(error, "response", None), "headers", None)
+    get = getattr(headers, "get", None)
+    if not callable(get):
+        return None
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        for spelling in (name, name.title()):
+            try:
+                seconds = _seconds(get(spelling))
+            except Exception:  # a header mapping of an unknown kind: no hint
+                return None
+            if seconds is not None:
+                return seconds * scale
+    return None
+
+
+def _seconds(value: object) -> float | None:
+    """A non-negative finite number of seconds from a number or a numeric string, else ``None``."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None
+    if isinstance(value, int | float) and 0 <= value < float("inf"):
+        return float(value)
+    return None
 
 
 def _describe(error: BaseException) -> str:

@@ -3,11 +3,20 @@
 Every value written is a ``str``, ``int``, ``float`` or ``bool`` so that any
 vector store (Chroma included) takes it as it is. Nested structures are JSON
 strings; :func:`read_metadata` turns them back into lists and dicts.
+
+A document's own metadata (front matter, a LangChain ``Document.metadata``, a
+LlamaIndex node's metadata) is data, never a query: its values become scalars the
+same way (a dict shaped like a filter operator, ``{"$ne": "x"}``, is stored as the
+text ``'{"$ne":"x"}'``), and its keys are kept as they are in the docstore, but a key
+a vector store would read as an operator or refuses (``$or``, ``#document``,
+``chroma:…``, ``""``) is not copied onto vectors (:func:`is_filter_key`), so it can
+neither break a write nor change what a filtered search returns.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,6 +28,8 @@ __all__ = [
     "STRUCTURAL_KEYS",
     "chunk_from_metadata",
     "chunk_metadata",
+    "document_value",
+    "is_filter_key",
     "read_metadata",
 ]
 
@@ -71,8 +82,64 @@ STRUCTURAL_KEYS = (
 OPTIONAL_KEYS = ("page", "pages", "boxes", "source_record_refs", "start_index")
 
 
+#: Key prefixes vector stores read as something other than a field: Chroma's filter
+#: operators (``$and``, ``$or``, ``$ne``, ``$contains``…) and document fields
+#: (``#document``), and its reserved keys (``chroma:document``; other ``chroma:``
+#: keys it silently drops).
+_OPERATOR_PREFIXES = ("$", "#", "chroma:")
+
+
 def _dumps(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def is_filter_key(key: str) -> bool:
+    """Whether a metadata key may be copied onto vectors, where store filters read it.
+
+    False for the empty key and for keys a vector store reads as an operator or
+    reserves (starting with ``$``, ``#`` or ``chroma:``): Chroma refuses such a key in
+    a write, and a filter naming it would be an operator, not a field. The docstore
+    keeps such keys with the chunk; only the vectors go without them.
+    """
+    return bool(key) and not key.startswith(_OPERATOR_PREFIXES)
+
+
+def document_value(value: object) -> str | int | float | bool | None:
+    """A document metadata value as a store-ready scalar, or ``None`` to leave it out.
+
+    ``str``, ``int``, finite ``float`` and ``bool`` stay as they are; ``None`` is left
+    out (it says nothing a filter could match); lists, tuples, sets and dicts become
+    JSON text (so a dict shaped like a filter operator is inert text); anything else
+    (a date, a path, ``nan``) becomes its ``str``.
+    """
+    if value is None:
+        return None
+    if isinstance(value, str | int | bool) or (isinstance(value, float) and math.isfinite(value)):
+        return value
+    if isinstance(value, Mapping | list | tuple | set | frozenset):
+        plain = sorted(value, key=str) if isinstance(value, set | frozenset) else value
+        try:
+            return json.dumps(plain, ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False)
+        except (TypeError, ValueError, RecursionError):  # odd keys, nan inside, absurd nesting
+            return str(plain)
+    return str(value)
+
+
+def _document_metadata(metadata: Mapping[Any, Any]) -> dict[str, Any]:
+    """The document's metadata as flat scalars (see :func:`document_value`).
+
+    Raises:
+        ValueError: When a key is not a str (the message names it).
+    """
+    out: dict[str, Any] = {}
+    for key, value in metadata.items():
+        if not isinstance(key, str):
+            msg = f"document metadata key {key!r} is a {type(key).__name__}, not a str"
+            raise ValueError(msg)
+        scalar = document_value(value)
+        if scalar is not None:
+            out[key] = scalar
+    return out
 
 
 def chunk_metadata(chunk: Chunk, document_metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -80,13 +147,17 @@ def chunk_metadata(chunk: Chunk, document_metadata: Mapping[str, Any] | None = N
 
     Args:
         chunk: The chunk.
-        document_metadata: The input document's own metadata. It is copied first;
-            this package's keys are written over it.
+        document_metadata: The input document's own metadata. It is copied first,
+            its values made scalars by :func:`document_value` (``None`` left out,
+            lists and dicts as JSON text); this package's keys are written over it.
 
     Returns:
         A new dict whose values are all scalars (nested values as JSON strings).
+
+    Raises:
+        ValueError: When a document metadata key is not a str.
     """
-    out: dict[str, Any] = dict(document_metadata or {})
+    out: dict[str, Any] = _document_metadata(document_metadata or {})
     steps = [s.to_dict() for s in chunk.steps]
     out.update(
         {

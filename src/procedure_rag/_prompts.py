@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 #: Version of the prompts and of their output parsing; part of every cache key.
-PROMPT_VERSION = "1"
+PROMPT_VERSION = "2"
 
 #: Roles a :class:`Message` may have.
 ROLES = ("system", "user", "assistant")

@@ -145,10 +145,17 @@ def _create_schema(conn: sqlite3.Connection) -> None:
     conn.execute(_SCHEMA)
 
 
-def _decode(value: str) -> tuple[str, ...] | None:
+def _decode(value: object) -> tuple[str, ...] | None:
+    """The texts of a stored entry; ``None`` for anything but a JSON list of strings.
+
+    A value of another SQLite type (a BLOB written by another program: a pickle, say)
+    is never decoded, only ignored.
+    """
+    if not isinstance(value, str):
+        return None
     try:
         texts = json.loads(value)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return None
     if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
         return None
