@@ -174,9 +174,11 @@ ENGLISH = Lexicon(
 #: The built-in lexicons by language code.
 LEXICONS: dict[str, Lexicon] = {"ja": JAPANESE, "en": ENGLISH}
 
-_JA_CHARS = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uff66-\uff9f]")
-_LETTERS = re.compile(r"[A-Za-z\u3040-\u30ff\u4e00-\u9fff\uff66-\uff9f]")
-_SENTENCE_END = re.compile(r"(?<=[。．！？])|(?<=[.!?])(?=\s)|(?<=[.!?][)\]\"'])(?=\s)")
+# Runs, not single characters: one string per run instead of one per letter.
+_JA_CHARS = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uff66-\uff9f]+")
+_LETTERS = re.compile(r"[A-Za-z\u3040-\u30ff\u4e00-\u9fff\uff66-\uff9f]+")
+# Where a sentence may end: found first, then the cut is placed (see split_sentences).
+_END_MARK = re.compile(r"[。．！？]|[.!?][)\]\"']?(?=\s)")
 
 
 def detect_language(text: str, *, sample: int = 4_000) -> str:
@@ -186,10 +188,10 @@ def detect_language(text: str, *, sample: int = 4_000) -> str:
     low: one letter in ten being kana or kanji is already a Japanese page.
     """
     head = text[:sample]
-    letters = len(_LETTERS.findall(head))
+    letters = sum(map(len, _LETTERS.findall(head)))
     if letters == 0:
         return "en"
-    return "ja" if len(_JA_CHARS.findall(head)) * 10 >= letters else "en"
+    return "ja" if sum(map(len, _JA_CHARS.findall(head))) * 10 >= letters else "en"
 
 
 def split_sentences(text: str) -> list[str]:
@@ -197,5 +199,13 @@ def split_sentences(text: str) -> list[str]:
 
     The pieces concatenate back to ``text`` exactly.
     """
-    pieces = [p for p in _SENTENCE_END.split(text) if p]
+    pieces: list[str] = []
+    start = 0
+    for match in _END_MARK.finditer(text):
+        end = match.end()
+        if end > start:
+            pieces.append(text[start:end])
+            start = end
+    if start < len(text):
+        pieces.append(text[start:])
     return pieces or [text]
