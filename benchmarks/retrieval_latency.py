@@ -472,11 +472,13 @@ def throughput(root: Path, model: OfflineEmbeddings, pages: Sequence[str]) -> di
 # -- main ---------------------------------------------------------------------
 
 
-def parse_args() -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs-root", type=Path, default=DEFAULT_DOCS_ROOT)
     parser.add_argument("--vectors", type=int, nargs="+", default=[10_000, 100_000])
-    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument(
+        "--queries", type=int, default=200, help="0 builds the indexes without timing queries"
+    )
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE)
@@ -487,7 +489,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--keep-index", type=Path, default=None, help="build the indexes in this folder and keep them"
     )
-    return parser.parse_args()
+    return parser.parse_args(argv)
 
 
 def describe(corpus: Corpus, model: OfflineEmbeddings) -> str:
@@ -502,7 +504,14 @@ def describe(corpus: Corpus, model: OfflineEmbeddings) -> str:
 
 
 def main() -> None:
-    args = parse_args()
+    run(parse_args())
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Build the indexes, time the queries and the throughput; print and return the results.
+
+    ``benchmarks/speed.py --part latency|index`` calls this.
+    """
     began = time.perf_counter()
     model = OfflineEmbeddings()
     identity = EmbeddingIdentity.from_probe(model.identity, model.embed_documents([PROBE_TEXT])[0])
@@ -547,10 +556,12 @@ def main() -> None:
             print(f"  {built}", flush=True)
             row: dict[str, Any] = {"size": size, "build": built}
             for mode, embedding in (("with query embedding", model), ("search only", search_only)):
+                if not queries:
+                    break
                 row[mode] = time_queries(retrievers(tmp / str(size), embedding, args.k), queries)
                 print(f"  {mode}: {json.dumps(row[mode])}", flush=True)
             results["sizes"].append(row)
-        if args.profile:
+        if args.profile and queries:
             prof = args.cache_dir / "retrieval_latency.prof"
             results["profile_top"] = profile(tmp / str(args.vectors[-1]), search_only, queries, args.k, prof)
             print(f"\ncProfile, ours, search only, {args.vectors[-1]} vectors (saved to {prof}):")
@@ -564,6 +575,7 @@ def main() -> None:
     if args.out:
         args.out.write_text(json.dumps(results, ensure_ascii=False, indent=1), encoding="utf-8")
         print(f"\nwrote {args.out}")
+    return results
 
 
 def print_tables(results: dict[str, Any], k: int) -> None:
@@ -574,6 +586,8 @@ def print_tables(results: dict[str, Any], k: int) -> None:
     print("|---|---|---|---|---|---|---|")
     for row in results["sizes"]:
         for mode in ("with query embedding", "search only"):
+            if mode not in row:
+                continue
             timed = row[mode]
             base = timed[f"MultiVectorRetriever k={k}"]
             for name, t in timed.items():

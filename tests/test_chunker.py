@@ -20,6 +20,20 @@ from typing import Any
 
 import pytest
 
+from _invariants import (
+    WORD,
+    assert_ids_distinct,
+    assert_parents_hold_exactly_their_children,
+    assert_reading_order,
+    body_lines,
+    children_of,
+    dropped_spans,
+    label_free,
+    lost_characters,
+    missing_words,
+    over_budget,
+    parents_of,
+)
 from procedure_rag import (
     LEXICONS,
     Chunk,
@@ -31,7 +45,6 @@ from procedure_rag import (
     read_metadata,
 )
 from procedure_rag._chunks import merge_spans
-from procedure_rag._lexicon import split_sentences
 from procedure_rag._tokens import tiktoken_length
 
 TESTS = Path(__file__).resolve().parent
@@ -45,12 +58,6 @@ DATA_FILES = sorted(
 TOKENS = tiktoken_length()
 LENGTHS: dict[str, Callable[[str], int]] = {"tokens": TOKENS, "chars": len}
 BUDGETS = [("tokens", 100), ("tokens", 400), ("chars", 400), ("chars", 2000)]
-
-CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
-# Words: runs of ASCII letters/digits, and runs of kana/kanji (punctuation and spaces split them).
-WORD = re.compile(rf"[A-Za-z0-9]+|[{CJK}]+")
-# What rendering may legitimately drop: link and image targets, HTML tags, entities, bare URLs.
-NOT_RENDERED = re.compile(r"\]\([^)\n]*\)|<[^>\n]{0,500}>|&#?\w+;|https?://[^\s)\]>|]+")
 
 HARD_RESTART = {
     "en": (
@@ -78,11 +85,11 @@ class Run:
 
     @property
     def children(self) -> list[Chunk]:
-        return [c for c in self.chunks if c.level is ChunkLevel.CHILD]
+        return children_of(self.chunks)
 
     @property
     def parents(self) -> list[Chunk]:
-        return [c for c in self.chunks if c.level is ChunkLevel.PARENT]
+        return parents_of(self.chunks)
 
 
 _RUNS: dict[tuple[str, str, int], Run] = {}
@@ -94,11 +101,7 @@ def run(path: str, measure: str, budget: int) -> Run:
     if key not in _RUNS:
         text = (TESTS_DATA / path).read_text(encoding="utf-8")
         chunker = ProcedureChunker(ChunkerOptions(chunk_size=budget, length_function=LENGTHS[measure]))
-        dropped = [
-            (e.span.start, e.span.end)
-            for e in chunker.read(text, source_id=path)
-            if e.kind in chunker.options.drop_kinds and e.span is not None
-        ]
+        dropped = dropped_spans(chunker, text, path)
         _RUNS[key] = Run(text, chunker.chunk(text, source_id=path), dropped, LENGTHS[measure], budget)
     return _RUNS[key]
 
@@ -114,20 +117,6 @@ def section_children(lang: str, budget: int) -> list[Chunk]:
     return [c for c in children(text, budget) if c.section_path == section]
 
 
-def body_lines(c: Chunk) -> list[str]:
-    """The chunk's lines after its heading-path line (and after a repeated lead-in)."""
-    lines = c.text.split("\n")
-    if c.section_path or c.continued:
-        lines = lines[1:]
-    if c.continued and lines and lines[0] in (c.lead_in, c.condition):
-        lines = lines[1:]
-    return lines
-
-
-def label_free(line: str, language: str) -> str:
-    return line.replace(LEXICONS[language].continued_label, "").strip()
-
-
 def grid(*params: str) -> list[Any]:
     return [pytest.param(p, m, b, id=f"{p}-{m}{b}") for p in params for m, b in BUDGETS]
 
@@ -138,79 +127,29 @@ def grid(*params: str) -> list[Any]:
 @pytest.mark.parametrize(("path", "measure", "budget"), grid(*DATA_FILES))
 def test_no_source_character_is_lost(path: str, measure: str, budget: int) -> None:
     r = run(path, measure, budget)
-    covered = bytearray(len(r.text))
-    for start, end in r.dropped:
-        covered[start:end] = b"\x01" * (end - start)
-    for c in r.children:
-        for s in c.source_spans:
-            covered[s.start : s.end] = b"\x01" * (s.end - s.start)
-    lost = [i for i, ch in enumerate(r.text) if not ch.isspace() and not covered[i]]
+    lost = lost_characters(r.text, r.chunks, r.dropped)
     assert lost == [], f"{len(lost)} characters lost, first at {lost[0]}: {r.text[lost[0] : lost[0] + 40]!r}"
 
 
 @pytest.mark.parametrize(("path", "measure", "budget"), grid(*DATA_FILES))
 def test_no_word_is_lost(path: str, measure: str, budget: int) -> None:
-    """Every word of the source shows in the children, however its markup is rendered.
-
-    Heading-path lines and repeated lead-ins are set aside and the bodies concatenated
-    without whitespace or continuation labels, so a sentence cut to fit reads whole again.
-    """
+    """Every word of the source shows in the children, however its markup is rendered."""
     r = run(path, measure, budget)
-    source = list(r.text)
-    for start, end in r.dropped:
-        source[start:end] = " " * (end - start)
-    words = WORD.findall(NOT_RENDERED.sub(" ", "".join(source)))
-    bodies, headers = [], []
-    for c in r.children:
-        lines = c.text.split("\n")
-        headers.extend(lines[: len(lines) - len(body_lines(c))])
-        bodies.extend(label_free(line, c.language) for line in body_lines(c))
-    stream = re.sub(r"\s+", "", "".join(bodies)).casefold()
-    heads = re.sub(r"\s+", "", "".join(headers)).casefold()
-    missing = [w for w in words if w.casefold() not in stream and w.casefold() not in heads]
+    missing, words = missing_words(r.text, r.chunks, r.dropped)
     assert missing == []
     assert len(words) > 20
 
 
 @pytest.mark.parametrize(("path", "measure", "budget"), grid(*DATA_FILES))
 def test_children_fit_the_budget(path: str, measure: str, budget: int) -> None:
-    """A child may pass the budget only when it holds a single sentence (or piece of one).
-
-    The design ranks "never split a lead-in from its first step" above the budget, so a
-    one-sentence lead-in followed by a single step is the other allowed overflow.
-    """
+    """A child may pass the budget only when it holds one sentence, or a lead-in and one step."""
     r = run(path, measure, budget)
-    over = []
-    for c in r.children:
-        if r.length(c.text) <= budget:
-            continue
-        lines = [label_free(line, c.language) for line in body_lines(c)]
-        one_sentence = len(lines) == 1 and len([s for s in split_sentences(lines[0]) if s.strip()]) == 1
-        lead_and_step = (
-            bool(c.lead_in)
-            and len(lines) == 2
-            and len(split_sentences(c.lead_in)) == 1
-            and len(c.steps) == 1
-            and not c.continued
-        )
-        if not (one_sentence or lead_and_step):
-            over.append((r.length(c.text), c.text[:200]))
-    assert over == []
+    assert over_budget(r.chunks, r.length, budget) == []
 
 
 @pytest.mark.parametrize(("path", "measure", "budget"), grid(*DATA_FILES))
 def test_reading_order_is_kept(path: str, measure: str, budget: int) -> None:
-    r = run(path, measure, budget)
-    starts = [c.start_index for c in r.children]
-    assert None not in starts, "a child covers no source text"
-    assert starts == sorted(starts)  # type: ignore[type-var]
-    # each parent comes right after its last child
-    seen: set[str] = set()
-    for c in r.chunks:
-        if c.level is ChunkLevel.PARENT:
-            assert set(c.child_ids) <= seen
-            assert c.child_ids[-1] in seen
-        seen.add(c.chunk_id)
+    assert_reading_order(run(path, measure, budget).chunks)
 
 
 @pytest.mark.parametrize(("path", "measure", "budget"), grid(*DATA_FILES))
@@ -219,23 +158,15 @@ def test_ids_are_stable_and_distinct(path: str, measure: str, budget: int) -> No
     again = ProcedureChunker(ChunkerOptions(chunk_size=budget, length_function=LENGTHS[measure])).chunk(
         r.text, source_id=path
     )
-    ids = [c.chunk_id for c in r.chunks]
-    assert ids == [c.chunk_id for c in again]
-    assert len(set(ids)) == len(ids)
+    assert [c.chunk_id for c in r.chunks] == [c.chunk_id for c in again]
+    assert_ids_distinct(r.chunks)
 
 
 @pytest.mark.parametrize(("path", "measure", "budget"), grid(*DATA_FILES))
 def test_parents_hold_exactly_their_children(path: str, measure: str, budget: int) -> None:
     r = run(path, measure, budget)
-    parents = {p.chunk_id: p for p in r.parents}
-    assert parents
-    for c in r.children:
-        assert c.parent_id in parents
-    for p in r.parents:
-        members = [c for c in r.children if c.parent_id == p.chunk_id]
-        assert tuple(c.chunk_id for c in members) == p.child_ids
-        assert p.source_spans == merge_spans([s for c in members for s in c.source_spans])
-        assert {c.section_path for c in members} == {p.section_path}
+    assert r.parents
+    assert_parents_hold_exactly_their_children(r.chunks)
 
 
 # ----- behaviour on real pages ------------------------------------------------------------------

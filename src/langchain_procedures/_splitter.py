@@ -31,6 +31,7 @@ from procedure_rag import (
     StepStyle,
     chunk_metadata,
 )
+from procedure_rag._options import DEFAULT_MAX_INPUT_CHARS, DEFAULT_MAX_JSON_DEPTH
 from procedure_rag._tokens import tiktoken_length
 from procedure_rag._unstructured import iter_document_chunks, iter_record_groups
 
@@ -77,6 +78,10 @@ class ProcedureTextSplitter(TextSplitter):
         heading_styles: Heading numbering styles recognised in plain text.
         lexicons: Lexicon per language code (must hold ``"ja"`` and ``"en"``);
             ``None`` means the built-in lexicons.
+        max_input_chars: Most characters one document may have; a longer one raises a
+            ``ValueError`` naming its size and this option. ``None`` means no limit.
+        max_json_depth: Deepest nesting of a parser's JSON output given as a document's
+            text. ``None`` means no limit.
 
     Raises:
         ValueError: When an option is invalid (the message names the option and the
@@ -101,6 +106,8 @@ class ProcedureTextSplitter(TextSplitter):
         step_styles: tuple[StepStyle, ...] = DEFAULT_STEP_STYLES,
         heading_styles: tuple[HeadingStyle, ...] = DEFAULT_HEADING_STYLES,
         lexicons: Mapping[str, Lexicon] | None = None,
+        max_input_chars: int | None = DEFAULT_MAX_INPUT_CHARS,
+        max_json_depth: int | None = DEFAULT_MAX_JSON_DEPTH,
     ) -> None:
         options = ChunkerOptions(
             chunk_size=chunk_size,
@@ -114,6 +121,8 @@ class ProcedureTextSplitter(TextSplitter):
             step_styles=tuple(step_styles),
             heading_styles=tuple(heading_styles),
             lexicons=dict(LEXICONS if lexicons is None else lexicons),
+            max_input_chars=max_input_chars,
+            max_json_depth=max_json_depth,
         )
         if chunk_overlap != 0:
             msg = f"chunk_overlap must be 0 (procedure chunks never overlap), got {chunk_overlap}"

@@ -23,6 +23,7 @@ from procedure_rag import (
     ProcedureChunker,
     chunk_metadata,
 )
+from procedure_rag._options import DEFAULT_MAX_INPUT_CHARS, DEFAULT_MAX_JSON_DEPTH
 from procedure_rag._unstructured import RecordGroup, iter_document_chunks, iter_record_groups
 
 __all__ = ["ProcedureNodeParser"]
@@ -126,6 +127,16 @@ class ProcedureNodeParser(NodeParser):
         frozen=True,
         description="Layout element kinds (ElementKind values) left out of nodes.",
     )
+    max_input_chars: int | None = Field(
+        default=DEFAULT_MAX_INPUT_CHARS,
+        frozen=True,
+        description="Most characters one document may have; None means no limit.",
+    )
+    max_json_depth: int | None = Field(
+        default=DEFAULT_MAX_JSON_DEPTH,
+        frozen=True,
+        description="Deepest nesting of a parser's JSON output given as text; None means no limit.",
+    )
     tokenizer: Callable[[str], list[Any]] | None = Field(
         default=None,
         frozen=True,
@@ -172,6 +183,8 @@ class ProcedureNodeParser(NodeParser):
             max_children_per_parent=self.max_children_per_parent,
             # Unknown names go through as they are so that the core reports them.
             drop_kinds=frozenset(kinds.get(name, cast(ElementKind, name)) for name in self.drop_kinds),
+            max_input_chars=self.max_input_chars,
+            max_json_depth=self.max_json_depth,
         )
         self._chunker = ProcedureChunker(options)
         return self

@@ -18,7 +18,7 @@ from procedure_rag._errors import ReaderError
 from procedure_rag._layout_json import ElementSink, Fields, ListAssembler, rect_box
 from procedure_rag._numbering import match_heading_number
 from procedure_rag._tables import pipe_table
-from procedure_rag._types import BBox, ElementKind, LayoutElement
+from procedure_rag._types import MAX_HEADING_LEVEL, BBox, ElementKind, LayoutElement
 
 __all__ = ["iter_azure", "read_azure"]
 
@@ -68,7 +68,8 @@ def iter_azure(source: object, *, source_id: str) -> Iterator[LayoutElement]:
         source_id: Id of the document; element ids start with it.
 
     Raises:
-        ReaderError: For malformed input, naming the record (``/paragraphs/3``…).
+        ReaderError: For malformed input, naming the record (``/paragraphs/3``…): wrong
+            types, dangling references, sections that form a cycle or share a section.
     """
     root = Fields.of(_FMT, "analyzeResult", source)
     result = root.get_obj("analyzeResult") or root
@@ -141,42 +142,67 @@ class _Reader:
         """Heading level of each heading paragraph, from the depth of its section."""
         sections = self.result.get_list("sections")
         children: dict[int, list[tuple[str, int]]] = {}
-        referenced: set[int] = set()
+        referenced: dict[int, int] = {}  # section -> the section it is an element of
         for i, raw in enumerate(sections):
             sec = Fields.of(_FMT, f"/sections/{i}", raw)
             children[i] = [self._resolve(ref, sec) for ref in sec.get_list("elements")]
-            referenced.update(index for kind, index in children[i] if kind == "sections")
+            for kind, index in children[i]:
+                if kind != "sections":
+                    continue
+                if index in referenced:  # sections form a tree: a shared one would be read once per path
+                    problem = (
+                        f"is an element of both /sections/{referenced[index]} and /sections/{i}: "
+                        "sections form a cycle, or share a section"
+                    )
+                    raise ReaderError(_FMT, f"/sections/{index}", problem)
+                referenced[index] = i
         levels: dict[str, int] = {}
-        seen: set[str] = set()
+        seen: set[int] = set()
         for root in (i for i in range(len(sections)) if i not in referenced):
             first = children[root][0] if children[root] else None
             offset = (
                 1 if first and first[0] == "paragraphs" and self._role(first[1]) == "sectionHeading" else 0
             )
-            self._walk(root, offset, children=children, levels=levels, seen=seen, path=())
+            self._walk(root, offset, children=children, levels=levels, seen=seen)
         if sections and len(seen) < len(sections):
-            missing = next(i for i in range(len(sections)) if f"/sections/{i}" not in seen)
+            missing = next(i for i in range(len(sections)) if i not in seen)
             raise ReaderError(_FMT, f"/sections/{missing}", "sections form a cycle")
         return levels
 
     def _walk(
         self,
-        index: int,
+        root: int,
         depth: int,
         *,
         children: dict[int, list[tuple[str, int]]],
         levels: dict[str, int],
-        seen: set[str],
-        path: tuple[int, ...],
+        seen: set[int],
     ) -> None:
-        if index in path:
-            raise ReaderError(_FMT, f"/sections/{index}", "sections form a cycle")
-        seen.add(f"/sections/{index}")
-        for kind, child in children[index]:
-            if kind == "sections":
-                self._walk(child, depth + 1, children=children, levels=levels, seen=seen, path=(*path, index))
-            elif kind == "paragraphs" and self._role(child) in ("sectionHeading", "title"):
-                levels.setdefault(f"/paragraphs/{child}", depth)
+        """Give the headings under section ``root`` their levels, depth first, without recursion.
+
+        A section inside itself is a cycle. Levels stop growing at :data:`MAX_HEADING_LEVEL`.
+        """
+        on_path: set[int] = set()
+        # ("section", index, level) opens a section, ("leave", index, 0) closes it, and
+        # ("heading", paragraph, level) gives a heading its level, in document order.
+        stack: list[tuple[str, int, int]] = [("section", root, depth)]
+        while stack:
+            what, index, level = stack.pop()
+            if what == "leave":
+                on_path.discard(index)
+            elif what == "heading":
+                levels.setdefault(f"/paragraphs/{index}", min(level, MAX_HEADING_LEVEL))
+            else:
+                if index in on_path:
+                    raise ReaderError(_FMT, f"/sections/{index}", "sections form a cycle")
+                on_path.add(index)
+                seen.add(index)
+                stack.append(("leave", index, 0))
+                for kind, child in reversed(children[index]):
+                    if kind == "sections":
+                        stack.append(("section", child, level + 1))
+                    elif kind == "paragraphs" and self._role(child) in ("sectionHeading", "title"):
+                        stack.append(("heading", child, level))
 
     def _role(self, index: int) -> str:
         return Fields.of(_FMT, f"/paragraphs/{index}", self.paragraphs[index]).get_str("role")

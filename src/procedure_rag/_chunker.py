@@ -6,6 +6,7 @@ read -> section paths -> units -> blocks -> child chunks -> parents
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
@@ -16,7 +17,7 @@ from procedure_rag._lexicon import Lexicon, detect_language
 from procedure_rag._markdown import iter_markdown
 from procedure_rag._options import ChunkerOptions
 from procedure_rag._pack import Measure, pack_section
-from procedure_rag._readers import FORMATS, detect_format, read_source
+from procedure_rag._readers import FORMATS, check_size, detect_format, read_source
 from procedure_rag._sections import iter_with_section_paths
 from procedure_rag._tokens import tiktoken_length
 from procedure_rag._types import Chunk, ChunkLevel, ChunkType, ElementKind, LayoutElement
@@ -28,15 +29,23 @@ _CONTROL = re.compile("[\x00-\x08\x0e-\x1f]")
 _SNIFF = 8192
 
 
-def validate_text(text: str | bytes) -> str:
+def validate_text(text: str | bytes, *, max_chars: int | None = None) -> str:
     """Return ``text`` as a ``str`` fit for chunking.
+
+    Args:
+        text: The document, as ``str`` or UTF-8 ``bytes``.
+        max_chars: Most characters it may have (:attr:`ChunkerOptions.max_input_chars`);
+            ``None`` means no limit.
 
     Raises:
         TypeError: When ``text`` is neither ``str`` nor ``bytes``.
-        ValueError: When bytes are not valid UTF-8, the text holds unpaired
-            surrogates, or it looks like a binary file (NUL or many control characters).
+        ValueError: When the text is longer than ``max_chars`` (the message names its
+            size, the limit and the option), bytes are not valid UTF-8, the text holds
+            unpaired surrogates, or it looks like a binary file (NUL or many control
+            characters).
     """
     if isinstance(text, bytes | bytearray):
+        check_size(len(text), max_chars, unit="bytes")  # before decoding what cannot fit
         try:
             text = bytes(text).decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -45,6 +54,7 @@ def validate_text(text: str | bytes) -> str:
     if not isinstance(text, str):
         msg = f"text must be str or bytes, got {type(text).__name__}"
         raise TypeError(msg)
+    check_size(len(text), max_chars)
     head = text[:_SNIFF]
     if "\x00" in head:
         msg = f"input looks binary: NUL character at offset {head.index(chr(0))}"
@@ -89,7 +99,8 @@ class ProcedureChunker:
         if fmt == "auto":
             fmt = detect_format(text)
         if fmt in ("html", "rst"):
-            return iter(read_source(text, source_id=source_id, fmt=fmt).elements)
+            limit = self._options.max_input_chars
+            return iter(read_source(text, source_id=source_id, fmt=fmt, max_input_chars=limit).elements)
         if fmt == "markdown":
             return iter_markdown(text, source_id=source_id, step_styles=self._options.step_styles)
         from procedure_rag._plaintext import iter_plain_text  # noqa: PLC0415 - keeps import graph flat
@@ -116,7 +127,7 @@ class ProcedureChunker:
             ValueError: For unusable input (see :func:`validate_text`). Empty or
                 whitespace-only text yields nothing.
         """
-        text = validate_text(text)
+        text = validate_text(text, max_chars=self._options.max_input_chars)
         if not text.strip():
             return
         sid = source_id or "sha1:" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]  # noqa: S324
@@ -151,8 +162,10 @@ class ProcedureChunker:
 
         Raises:
             ValueError: For an unknown format, a source that cannot be read
-                (:class:`~procedure_rag.ReaderError` names the record), or parser
-                output without ``source_id``.
+                (:class:`~procedure_rag.ReaderError` names the record), a source
+                over the options' ``max_input_chars`` or ``max_json_depth`` (the
+                message names the size and the option), or parser output without
+                ``source_id``.
         """
         if source_format != "auto" and source_format not in FORMATS:
             msg = f"source_format must be 'auto' or one of {', '.join(FORMATS)}, got {source_format!r}"
@@ -160,17 +173,22 @@ class ProcedureChunker:
         fmt = detect_format(source, suffix=suffix) if source_format == "auto" else source_format
         if isinstance(source, Path):
             source_id = source_id or str(source)
+            check_size(source.stat().st_size, self._options.max_input_chars, unit="bytes")
             source = source.read_bytes()
         if fmt == "html" and isinstance(source, bytes | bytearray):
             # HTML names its own encoding (help files are often Shift_JIS or EUC-JP).
             from procedure_rag._html import decode_html  # noqa: PLC0415 - needs lxml only for HTML
 
+            check_size(len(source), self._options.max_input_chars, unit="bytes")
             source = decode_html(bytes(source))
         if fmt in ("markdown", "text", "html", "rst"):
             if not isinstance(source, str | bytes | bytearray):
                 msg = f"a {fmt} source must be text, bytes or a path, got {type(source).__name__}"
                 raise TypeError(msg)
-            text = validate_text(bytes(source) if isinstance(source, bytearray) else source)
+            text = validate_text(
+                bytes(source) if isinstance(source, bytearray) else source,
+                max_chars=self._options.max_input_chars,
+            )
             same = fmt == self._options.source_format
             chunker = self if same else ProcedureChunker(replace(self._options, source_format=fmt))
             yield from chunker.iter_chunks(text, source_id=source_id)
@@ -180,7 +198,13 @@ class ProcedureChunker:
                 msg = f"source_id is required for {fmt} input (it has no name of its own)"
                 raise ValueError(msg)
             source_id = "sha1:" + hashlib.sha1(bytes(source)).hexdigest()[:16]  # noqa: S324
-        read = read_source(source, source_id=source_id, fmt=fmt)
+        read = read_source(
+            source,
+            source_id=source_id,
+            fmt=fmt,
+            max_input_chars=self._options.max_input_chars,
+            max_json_depth=self._options.max_json_depth,
+        )
         language = self._options.language
         yield from self.iter_chunks_from_elements(
             read.elements,
@@ -209,17 +233,25 @@ class ProcedureChunker:
             language: ``"ja"`` or ``"en"``; ``None`` detects it from the element texts.
             source_text: The source the element spans point into; needed to split
                 over-budget tables and code by their source lines.
+
+        Elements are read as the chunks are made, section by section, so a huge
+        document is never held as elements all at once.
         """
-        elements = list(elements)
         if language is None or language == "auto":
-            language = detect_language(source_text or "\n".join(e.text for e in elements[:200]))
+            if source_text:
+                language = detect_language(source_text)
+            else:
+                stream = iter(elements)
+                head = list(itertools.islice(stream, 200))
+                language = detect_language("\n".join(e.text for e in head))
+                elements = itertools.chain(head, stream)
         lexicon = self._options.lexicons[language]
         pending: list[LayoutElement] = []  # headings of sections that had no text of their own
         held: list[Chunk] = []  # the last section's chunks, yielded once the next section has text
         for section in iter_sections(
             iter_with_section_paths(elements), lexicon, drop_kinds=self._options.drop_kinds
         ):
-            header, shown = self._header(section.path, lexicon)
+            header, shown, header_size = self._header(section.path, lexicon)
             blocks = pack_section(
                 section,
                 source=source_text,
@@ -227,6 +259,7 @@ class ProcedureChunker:
                 measure=self._measure,
                 lexicon=lexicon,
                 header=header,
+                header_size=header_size,
                 # Headings the header line does not show whole open the first block,
                 # so that their words reach some chunk.
                 prefix=[
@@ -259,23 +292,25 @@ class ProcedureChunker:
         if pending:
             yield from self._trailing_chunks(pending, source_id, language, lexicon)
 
-    def _header(self, path: tuple[str, ...], lexicon: Lexicon) -> tuple[str, tuple[str, ...]]:
-        """The heading-path line of a section's chunks, and the headings it shows whole.
+    def _header(self, path: tuple[str, ...], lexicon: Lexicon) -> tuple[str, tuple[str, ...], int]:
+        """The heading-path line of a section's chunks, the headings it shows whole, and its size.
 
         The line takes at most a third of the budget: outer headings give way to
         "…" first, then the innermost heading is cut. Headings it does not show
         whole open the section's first chunk instead (see ``prefix``).
         """
         if not path:
-            return "", ()
+            return "", (), 0
         limit = self._options.chunk_size // 3
         label = f"{lexicon.section_label}: "
         full = label + " > ".join(path)
-        if self._measure.line(full) <= limit:
-            return full, path
+        size = self._measure.line(full)
+        if size <= limit:
+            return full, path, size
         inner = f"{label}… > {path[-1]}" if len(path) > 1 else label + path[-1]
-        if self._measure.line(inner) <= limit:
-            return inner, path[-1:]
+        size = self._measure.line(inner)
+        if size <= limit:
+            return inner, path[-1:], size
         lo, hi = 0, len(path[-1])
         while lo < hi:  # the longest prefix of the innermost heading that fits
             mid = (lo + hi + 1) // 2
@@ -283,7 +318,8 @@ class ProcedureChunker:
                 lo = mid
             else:
                 hi = mid - 1
-        return f"{label}{path[-1][:lo]}…", ()
+        cut = f"{label}{path[-1][:lo]}…"
+        return cut, (), self._measure.line(cut)
 
     def _with_parents(self, children: Sequence[Chunk], header: str, costs: Sequence[int]) -> list[Chunk]:
         if not self._options.emit_parents:

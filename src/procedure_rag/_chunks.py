@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
+from operator import attrgetter
 
 from procedure_rag._lexicon import Lexicon
 from procedure_rag._pack import Block, labelled
@@ -68,8 +69,17 @@ def _bound_notes(units: Sequence[Unit]) -> dict[str, list[str]]:
     return cautions
 
 
-def _steps(block: Block, lexicon: Lexicon) -> tuple[ProcedureStep, ...]:
-    """Parse the list items of a block, each with the notes bound to it."""
+def _steps(
+    block: Block,
+    lexicon: Lexicon,
+    cautions: dict[str, list[str]],
+    parsed: dict[tuple[int, str], ProcedureStep],
+) -> tuple[ProcedureStep, ...]:
+    """Parse the list items of a block, each with the notes bound to it (``cautions``, by item id).
+
+    ``parsed`` keeps the steps parsed for earlier blocks: a step cut into many blocks
+    is parsed once, not once per block.
+    """
     items: list[LayoutElement] = []
     continued: set[str] = set()
     seen: set[str] = set()
@@ -82,31 +92,35 @@ def _steps(block: Block, lexicon: Lexicon) -> tuple[ProcedureStep, ...]:
         if el.element_id not in seen:
             seen.add(el.element_id)
             items.append(el)
-    cautions = _bound_notes(list({id(u): u for u in block.units}.values()))
     numbers = {i.element_id: i.number for i in items}
     out = []
     for item in items:
-        step = parse_step(
-            item,
-            lexicon,
-            parent_number=numbers.get(item.parent_id or "", ""),
-            extra_caution=" ".join(cautions.get(item.element_id, [])),
-        )
+        parent_number = numbers.get(item.parent_id or "", "")
+        step = parsed.get((id(item), parent_number))
+        if step is None:
+            step = parsed[id(item), parent_number] = parse_step(
+                item,
+                lexicon,
+                parent_number=parent_number,
+                extra_caution=" ".join(cautions.get(item.element_id, [])),
+            )
         if item.element_id in continued:
             step = replace(step, is_continuation=True)
         out.append(step)
     return tuple(out)
 
 
-def _related(block: Block, units: Sequence[Unit]) -> list[LayoutElement]:
-    """Pictures, tables, code and forms inside the block or in the units next to its list."""
+def _related(block: Block, units: Sequence[Unit], index: dict[int, int]) -> list[LayoutElement]:
+    """Pictures, tables, code and forms inside the block or in the units next to its list.
+
+    ``index`` gives each unit's position in ``units``, by ``id``.
+    """
     found: list[LayoutElement] = [
         line.element
         for line in block.lines
         if line.element is not None and line.element.kind in _RELATED_KINDS
     ]
     if block.kind == "list":
-        index = {id(u): i for i, u in enumerate(units)}
         for unit in block.units:
             i = index.get(id(unit))
             if i is None or unit.kind != "list":
@@ -133,31 +147,49 @@ def build_children(
 
     Blocks must have lines; the caller moves the spans of line-less blocks elsewhere.
     """
-    children: list[Chunk] = []
-    related_of: list[list[LayoutElement]] = []
+    continued_head = f"{header} {lexicon.continued_label}" if header else ""
+    index = {id(u): i for i, u in enumerate(units)}
+    # Notes bound to steps, worked out once per list (a long list spans many blocks).
+    cautions: dict[str, list[str]] = {}
+    seen_units: set[int] = set()
+    conditions: dict[int, str] = {}  # lead-in condition by id of the lead-in
+    parsed: dict[tuple[int, str], ProcedureStep] = {}
+    drafts: list[tuple[Block, str, str, list[LayoutElement], tuple[Span, ...], ChunkType]] = []
     owner: dict[str, str] = {}
     for block in blocks:
-        head = header
-        if block.continued:
-            head = f"{header} {lexicon.continued_label}" if header else ""
+        head = continued_head if block.continued else header
         body = [line.text.rstrip() for line in block.lines]
         text = "\n".join([head, *body] if head else body)
-        elements = list(dict.fromkeys(line.element for line in block.lines if line.element is not None))
+        # The block's elements in order, each once (an element cut into pieces has several lines).
+        unique: dict[int, LayoutElement] = {}
+        for line in block.lines:
+            if line.element is not None:
+                unique.setdefault(id(line.element), line.element)
+        elements = list(unique.values())
         spans = merge_spans([line.span for line in block.lines] + [e.span for e in block.carried])
-        steps = _steps(block, lexicon) if block.kind == "list" else ()
-        lead = block.lead_in
         if block.kind == "list":
+            for unit in block.units:
+                if id(unit) not in seen_units:
+                    seen_units.add(id(unit))
+                    for item_id, notes in _bound_notes([unit]).items():
+                        cautions.setdefault(item_id, []).extend(notes)
             ordered = any(e.ordered for e in elements if e.kind is ElementKind.LIST_ITEM)
-            chunk_type = ChunkType.PROCEDURE if ordered or lead is not None else ChunkType.TEXT
+            chunk_type = ChunkType.PROCEDURE if ordered or block.lead_in is not None else ChunkType.TEXT
         else:
             chunk_type = _BLOCK_TYPES[block.kind]
-        pages = [e.page for e in elements if e.page is not None]
-        boxes = tuple((e.page, e.bbox) for e in elements if e.bbox is not None)
-        records = tuple(dict.fromkeys(e.record_id for e in [*block.carried, *elements] if e.record_id))
         cid = chunk_id(source_id, ChunkLevel.CHILD, spans[0].start if spans else 0, text)
         for el in elements:
             owner.setdefault(el.element_id, cid)
-        related_of.append(_related(block, units))
+        drafts.append((block, cid, text, elements, spans, chunk_type))
+    children: list[Chunk] = []
+    for block, cid, text, elements, spans, chunk_type in drafts:
+        lead = block.lead_in
+        condition = ""
+        if lead is not None:
+            if id(lead) not in conditions:
+                conditions[id(lead)] = lead_in_condition(lead.text, lexicon)
+            condition = conditions[id(lead)]
+        pages = [e.page for e in elements if e.page is not None]
         children.append(
             Chunk(
                 chunk_id=cid,
@@ -167,31 +199,28 @@ def build_children(
                 section_path=block.path,
                 source_id=source_id,
                 language=language,
-                steps=steps,
+                steps=_steps(block, lexicon, cautions, parsed) if block.kind == "list" else (),
                 lead_in=lead.text if lead is not None else "",
-                condition=lead_in_condition(lead.text, lexicon) if lead is not None else "",
+                condition=condition,
                 source_spans=spans,
                 element_ids=tuple(e.element_id for e in elements),
+                related_elements=tuple(
+                    (
+                        el.element_id,
+                        el.kind.value,
+                        "" if owner.get(el.element_id) == cid else owner.get(el.element_id, ""),
+                    )
+                    for el in _related(block, units, index)
+                ),
                 page=min(pages) if pages else None,
                 continued=block.continued,
-                boxes=boxes,
-                source_record_refs=records,
+                boxes=tuple((e.page, e.bbox) for e in elements if e.bbox is not None),
+                source_record_refs=tuple(
+                    dict.fromkeys(e.record_id for e in [*block.carried, *elements] if e.record_id)
+                ),
             )
         )
-    return [
-        replace(
-            child,
-            related_elements=tuple(
-                (
-                    el.element_id,
-                    el.kind.value,
-                    "" if owner.get(el.element_id) == child.chunk_id else owner.get(el.element_id, ""),
-                )
-                for el in related
-            ),
-        )
-        for child, related in zip(children, related_of, strict=True)
-    ]
+    return children
 
 
 def build_parents(
@@ -251,8 +280,20 @@ def build_parents(
             boxes=tuple(b for c in members for b in c.boxes),
             source_record_refs=tuple(dict.fromkeys(r for c in members for r in c.source_record_refs)),
         )
-        out.append((parent, [replace(c, parent_id=parent.chunk_id) for c in members]))
+        out.append((parent, [_with_parent_id(c, parent.chunk_id) for c in members]))
     return out
+
+
+_CHUNK_FIELDS = tuple(f.name for f in fields(Chunk))
+_chunk_values = attrgetter(*_CHUNK_FIELDS)
+_PARENT_ID = _CHUNK_FIELDS.index("parent_id")
+
+
+def _with_parent_id(child: Chunk, parent_id: str) -> Chunk:
+    """``dataclasses.replace(child, parent_id=parent_id)``, at half its cost (one per child)."""
+    values = list(_chunk_values(child))
+    values[_PARENT_ID] = parent_id
+    return Chunk(*values)
 
 
 def _body(child: Chunk, header: str) -> str:

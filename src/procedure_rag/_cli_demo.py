@@ -188,12 +188,17 @@ def _chunk_samples(out: TextIO) -> list[Document]:
 
 
 def _answer(index: ChromaIndex, question: str, style: Style) -> Iterator[str]:
-    """The best chunk without its text, and the runner-up's section in one line."""
-    found = index.query(question, RetrievalOptions(k=2))
+    """The best chunk without its text, and the runner-up's section in one line.
+
+    Ranked with the default options (k=5), as ``procedure-rag query`` ranks: fused
+    scores depend on how many candidates are re-scored, so asking for two would rank
+    differently from the command a user runs next.
+    """
+    found = index.query(question, RetrievalOptions())
     if not found.items:  # pragma: no cover - the samples answer every question
         yield "  (nothing found)"
         return
-    best, *rest = found.items
+    best, *rest = found.items[:2]
     yield from render_result(best, style, label="answer", text=False)
     if not best.item.metadata.get("step_count"):  # no steps to show: show how the text starts
         lines = [line for line in best.item.text.splitlines() if line.strip()]

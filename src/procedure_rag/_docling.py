@@ -123,7 +123,9 @@ def _as_document(source: object) -> DoclingDocument:
         return DoclingDocument.model_validate(source)
     except ValidationError as exc:
         raise _validation_error(exc) from exc
-    except (IndexError, KeyError, TypeError, RuntimeError) as exc:  # raised by docling's own validators
+    # Docling's own validators raise these for a broken tree (an item without a parent
+    # is an AttributeError on None); a lone surrogate fails when it encodes a string.
+    except (IndexError, KeyError, TypeError, AttributeError, RuntimeError, UnicodeError) as exc:
         raise ReaderError(_FORMAT, "document", f"does not validate: {type(exc).__name__}: {exc}") from exc
 
 
@@ -214,8 +216,11 @@ def _precheck_box(ref: str, prov: object, pages: object) -> None:
     origin = bbox.get("coord_origin", "TOPLEFT")
     if origin not in ("TOPLEFT", "BOTTOMLEFT"):
         return
-    left, top, right, bottom = (float(c) for c in coords)  # type: ignore[arg-type]  # checked above
-    width, height = (float(d) for d in dims)  # type: ignore[arg-type]  # checked above
+    try:
+        left, top, right, bottom = (float(c) for c in coords)  # type: ignore[arg-type]  # checked above
+        width, height = (float(d) for d in dims)  # type: ignore[arg-type]  # checked above
+    except OverflowError:  # an integer past the largest float
+        raise ReaderError(_FORMAT, ref, f"page {page_no}: a box coordinate is too large a number") from None
     _fractions(ref, page_no, (left, top, right, bottom), str(origin), (width, height))
 
 

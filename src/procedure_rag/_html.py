@@ -36,8 +36,10 @@ from procedure_rag._tables import pipe_table
 from procedure_rag._text import join_lines
 from procedure_rag._types import ElementKind, LayoutElement, Span
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
 if TYPE_CHECKING:
-    from lxml.html import HtmlElement  # type: ignore[import-untyped]
+    from lxml.html import HtmlElement, HTMLParser  # type: ignore[import-untyped]
 
 __all__ = [
     "BlockEmitter",
@@ -333,6 +335,10 @@ def _find(source: str, draft: Draft, lo: int, hi: int) -> int:
     return source.find(word, lo, hi) if word else -1
 
 
+def _past(known: int | None, prev: int) -> bool:
+    return known is not None and known > prev
+
+
 def place(drafts: Sequence[Draft], source: str, *, universal_newlines: bool = False) -> list[LayoutElement]:
     r"""Give each draft a span and return the elements.
 
@@ -350,11 +356,16 @@ def place(drafts: Sequence[Draft], source: str, *, universal_newlines: bool = Fa
     known = [starts[d.line] if d.line is not None and 0 <= d.line < len(starts) else None for d in drafts]
     positions: list[int] = []
     prev = -1
+    ahead = 0  # the next known start past ``prev``; ``prev`` only grows, so this only moves on
     for i, draft in enumerate(drafts):
         pos = known[i]
         if pos is None or pos <= prev:
             lo = max(prev + 1, pos or 0)
-            hi = next((p for p in known[i + 1 :] if p is not None and p > prev), lo + _SEARCH_WINDOW)
+            ahead = max(ahead, i + 1)
+            while ahead < len(known) and not _past(known[ahead], prev):
+                ahead += 1
+            nxt = known[ahead] if ahead < len(known) else None
+            hi = nxt if nxt is not None else lo + _SEARCH_WINDOW
             if draft.before is not None:
                 hi = min(hi, starts[min(draft.before + 1, len(starts) - 1)])
             found = _find(source, draft, lo, max(lo, hi))
@@ -866,8 +877,9 @@ def iter_html(
         One element per block, each with a span (a line range) into the text.
 
     Raises:
-        ReaderError: For undecodable bytes, input that is not text, or a page lxml
-            cannot parse.
+        ReaderError: For undecodable bytes, input that is not text, text with an
+            unpaired surrogate, or a page lxml cannot parse or stops reading part way
+            (nesting deeper than libxml2's 2048 levels).
     """
     if isinstance(source, bytes | bytearray):
         source = decode_html(bytes(source))
@@ -875,6 +887,9 @@ def iter_html(
         raise ReaderError("html", "document", f"expected str or bytes, got {type(source).__name__}")
     if not source.strip():
         return
+    surrogate = _SURROGATE.search(source)
+    if surrogate is not None:  # libxml2 would stop there, keeping only what came before
+        raise ReaderError("html", "document", f"holds an unpaired surrogate at offset {surrogate.start()}")
     try:
         import lxml.html  # noqa: PLC0415 - optional dependency, imported on first use
         from lxml import etree  # noqa: PLC0415
@@ -886,17 +901,37 @@ def iter_html(
     out = BlockEmitter(source_id, step_styles)
     try:
         # libxml2 drops whatever nests deeper than 255 elements unless told otherwise.
-        root = lxml.html.document_fromstring(text, parser=lxml.html.HTMLParser(huge_tree=True))
+        parser = lxml.html.HTMLParser(huge_tree=True)
+        root = lxml.html.document_fromstring(text, parser=parser)
+        _check_parse(parser)
         _HtmlWalker(out).document(root)
     except etree.ParserError as exc:
         if "empty" in str(exc).lower():  # nothing but comments and markup: no blocks
             return
         raise ReaderError("html", "document", f"lxml cannot parse the page: {exc}") from None
+    except ReaderError:
+        raise
     except (etree.XMLSyntaxError, ValueError) as exc:
         raise ReaderError("html", "document", f"lxml cannot parse the page: {exc}") from None
     except RecursionError:
         raise ReaderError("html", "document", "the page nests too deeply to read") from None
     yield from place(out.drafts, source)
+
+
+def _check_parse(parser: HTMLParser) -> None:
+    """Refuse a page libxml2 stopped reading part way, which it reports only in its error log.
+
+    Past 2048 levels of nesting (even with ``huge_tree``) it stops with a fatal
+    error and returns the tree read so far: the rest of the page would be lost.
+    """
+    fatal = next((e for e in parser.error_log if e.level_name == "FATAL"), None)
+    if fatal is None:
+        return
+    if fatal.type_name == "ERR_RESOURCE_LIMIT":
+        problem = f"the page nests too deeply to read (libxml2 stopped at line {fatal.line}: {fatal.message})"
+    else:
+        problem = f"lxml stopped reading the page at line {fatal.line}: {fatal.message}"
+    raise ReaderError("html", "document", problem)
 
 
 def read_html(

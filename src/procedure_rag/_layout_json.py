@@ -10,6 +10,7 @@ paragraphs into list items with levels, parents and list ids.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -92,9 +93,19 @@ class Fields:
         return number
 
     def get_num(self, key: str) -> float | None:
-        """A number field, or ``None`` when absent."""
+        """A finite number field, or ``None`` when absent."""
         value = self._get(key, (int, float), "a number", required=False)
-        return float(value) if isinstance(value, int | float) else None
+        if not isinstance(value, int | float):
+            return None
+        try:
+            number = float(value)
+        except OverflowError:  # an integer past the largest float
+            raise self.error(
+                f"{key!r} must be a finite number, got an integer of {len(str(value))} digits"
+            ) from None
+        if not math.isfinite(number):  # Python's JSON reads NaN and Infinity; no parser means them
+            raise self.error(f"{key!r} must be a finite number, got {number}")
+        return number
 
     def need_num(self, key: str) -> float:
         """A required number field."""
@@ -148,8 +159,11 @@ def rect_box(
     pts = list(points)
     if not pts:
         return None
-    xs = [x / scale[0] for x, _ in pts]
-    ys = [y / scale[1] for _, y in pts]
+    try:
+        xs = [x / scale[0] for x, _ in pts]
+        ys = [y / scale[1] for _, y in pts]
+    except OverflowError:  # an integer coordinate past the largest float
+        raise fields.error("a coordinate is too large to be a number on the page") from None
     width, height = page_size or (None, None)
     try:
         return BBox(min(xs), min(ys), max(xs), max(ys), width, height, unit)

@@ -13,13 +13,10 @@ definitions and front matter are kept whole: their inner events are skipped.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from procedure_rag._labels import leading_label
 from procedure_rag._numbering import DEFAULT_STEP_STYLES, StepStyle, match_step_marker
@@ -102,39 +99,48 @@ def looks_like_markdown(text: str, *, sample: int = 10_000) -> bool:
 
 
 class _CharIndex:
-    """Maps UTF-8 byte offsets to character offsets in O(1) after one O(n) pass."""
+    """Maps UTF-8 byte offsets to character offsets with little memory.
+
+    It keeps the UTF-8 bytes and the character count at the start of every
+    block of ``_BLOCK`` bytes, so memory stays near the size of the input and a
+    lookup counts the characters of at most one block. Lookups come in nearly
+    increasing order, so the last answer is the starting point when it is near.
+    """
+
+    _BLOCK = 4096
+    #: UTF-8 continuation bytes: every other byte starts a character.
+    _CONTINUATION = bytes(range(0x80, 0xC0))
 
     def __init__(self, text: str) -> None:
         data = text.encode("utf-8")
-        self._prefix: npt.NDArray[np.int64] | None = None
-        if len(data) != len(text):
-            starts = (np.frombuffer(data, dtype=np.uint8) & 0xC0) != 0x80
-            self._prefix = np.concatenate(([0], np.cumsum(starts, dtype=np.int64)))
+        self._data = data if len(data) != len(text) else b""  # ASCII: offsets are the same
+        self._starts = [0]
+        drop = self._CONTINUATION
+        for pos in range(0, len(self._data), self._BLOCK):
+            block = data[pos : pos + self._BLOCK]
+            self._starts.append(self._starts[-1] + len(block.translate(None, drop)))
+        self._last = (0, 0)
 
     def __call__(self, byte_offset: int) -> int:
-        if self._prefix is None:
+        data = self._data
+        if not data:
             return byte_offset
-        return int(self._prefix[byte_offset])
-
-
-def _event(ev: object) -> tuple[str, str, object]:
-    """Return ``(phase, name, payload)`` of a pyromark event; phase is Start, End or leaf."""
-    if type(ev) is str:
-        return "leaf", ev, None
-    assert isinstance(ev, dict)  # noqa: S101 - pyromark events are str or one-key dicts
-    for phase, body in ev.items():
-        if phase in ("Start", "End"):
-            if type(body) is str:
-                return phase, body, None
-            for name, payload in body.items():
-                return phase, name, payload
-        return "leaf", phase, body
-    return "leaf", "", None
+        near, chars = self._last
+        if near <= byte_offset < near + self._BLOCK:
+            chars += len(data[near:byte_offset].translate(None, self._CONTINUATION))
+        elif byte_offset < near and near - byte_offset < self._BLOCK:
+            chars -= len(data[byte_offset:near].translate(None, self._CONTINUATION))
+        else:
+            near = byte_offset - byte_offset % self._BLOCK
+            chars = self._starts[near // self._BLOCK]
+            chars += len(data[near:byte_offset].translate(None, self._CONTINUATION))
+        self._last = (byte_offset, chars)
+        return chars
 
 
 def _clean_block(raw: str) -> str:
     """Join a block's wrapped lines; keep inline markup as written."""
-    return join_lines([ln.strip() for ln in raw.splitlines() if ln.strip()])
+    return join_lines([line for ln in raw.splitlines() if (line := ln.strip())])
 
 
 def _prose(raw: str) -> str:
@@ -143,7 +149,12 @@ def _prose(raw: str) -> str:
     ``[Settings](settings.md)`` reads ``Settings``; ``![alt](a.png)`` keeps ``![alt]``
     so a picture stays visible. Emphasis (``**Settings**``) is kept: it marks UI labels.
     """
-    return _HTML_TAG.sub("", _LINK.sub(_link_text, _clean_block(raw))).strip()
+    text = _clean_block(raw)
+    if "](" in text:  # the regexes only when their markup can be there: most blocks have none
+        text = _LINK.sub(_link_text, text)
+    if "<" in text:
+        text = _HTML_TAG.sub("", text)
+    return text.strip()
 
 
 def _link_text(m: re.Match[str]) -> str:
@@ -205,6 +216,15 @@ class _Paragraph:
     image_depth: int = 0
     has_other: bool = False
 
+    def add_text(self, text: str) -> None:
+        """Take a text event: a heading keeps its words, a paragraph notes whether it has text."""
+        if self.name == "Heading":
+            self.parts.append(text)
+        elif self.image_depth:
+            self.image_alt += text
+        elif not self.has_other and text.strip():
+            self.has_other = True
+
 
 class _Walker:
     """Turns pyromark events into layout elements; one instance per document."""
@@ -220,6 +240,7 @@ class _Walker:
         self.last_end = 0  # everything before this offset belongs to some element
         self.opaque: tuple[str, int, int] | None = None  # (name, nesting, start)
         self.para: _Paragraph | None = None
+        self.out: list[LayoutElement] = []  # elements completed by the current event
 
     # -- emitting -------------------------------------------------------------
     def emit(
@@ -239,7 +260,7 @@ class _Walker:
         admonition: str = "",
         hints: tuple[tuple[str, str], ...] = (),
     ) -> LayoutElement:
-        """Build the next element; ``inside`` puts it under the open list item."""
+        """Build the next element and queue it in :attr:`out`; ``inside`` puts it under the open list item."""
         if inside and self.items:
             parent_id = parent_id or self.items[-1].element_id
             list_id = list_id or self.items[-1].list_id
@@ -259,19 +280,20 @@ class _Walker:
         )
         self.order += 1
         self.last_end = max(self.last_end, end)
+        self.out.append(el)
         return el
 
-    def fill_gap(self, upto: int) -> Iterator[LayoutElement]:
+    def fill_gap(self, upto: int) -> None:
         """Emit text the parser gave no block to (rules, reference definitions)."""
         gap = self.text[self.last_end : upto]
         stripped = gap.strip()
         if stripped:
             lead = self.last_end + len(gap) - len(gap.lstrip())
             body = "" if _MARKUP_ONLY.fullmatch(stripped) else _clean_block(stripped)
-            yield self.emit(ElementKind.TEXT, body, lead, lead + len(stripped), hints=(("markup", "1"),))
+            self.emit(ElementKind.TEXT, body, lead, lead + len(stripped), hints=(("markup", "1"),))
         self.last_end = max(self.last_end, upto)
 
-    def flush_item(self, item: _Item, end: int) -> Iterator[LayoutElement]:
+    def flush_item(self, item: _Item, end: int) -> None:
         """Emit the item's own element (marker plus its first text) once."""
         if item.flushed:
             return
@@ -281,7 +303,7 @@ class _Walker:
             text, stop = _prose(self.text[item.inline_start : item.inline_end]), item.inline_end
         else:
             text, stop = "", min(end, item.start + len(item.marker) + 1)
-        yield self.emit(
+        self.emit(
             ElementKind.LIST_ITEM,
             text,
             item.start,
@@ -296,42 +318,52 @@ class _Walker:
         )
 
     # -- events ---------------------------------------------------------------
-    def feed(self, ev: object, rng: Range) -> Sequence[LayoutElement]:
-        """Handle one event; return the elements it completes (usually none)."""
-        if self._absorbed(ev):
-            return ()
-        phase, name, payload = _event(ev)
-        if self.opaque is not None:
-            return list(self._in_opaque(phase, name, rng))
-        if self.para is not None and not (phase == "End" and name == self.para.name):
-            self._in_paragraph(phase, name, payload)
-            return ()
-        if phase == "leaf" or name in _INLINE_CONTAINERS:
-            self._tight_inline(rng)
-            return ()
-        if phase == "Start":
-            return list(self._start(name, payload, self.char(rng["start"])))
-        return list(self._end(name, self.char(rng["end"])))
+    def walk(self, events: Iterable[tuple[Any, Range]]) -> Iterator[LayoutElement]:  # noqa: PLR0912
+        """Handle the events in order; yield the elements they complete.
 
-    def _absorbed(self, ev: object) -> bool:
-        """The hot path: text inside a kept-whole block or a paragraph needs no decoding."""
-        if type(ev) is str:
-            return self.opaque is not None
-        if not isinstance(ev, dict) or "Text" not in ev:
-            return self.opaque is not None and isinstance(ev, dict) and "Code" in ev
-        if self.opaque is not None:
-            return True
-        para = self.para
-        if para is None:
-            return False
-        text = ev["Text"]
-        if para.name == "Heading":
-            para.parts.append(text)
-        elif para.image_depth:
-            para.image_alt += text
-        elif not para.has_other and text.strip():
-            para.has_other = True
-        return True
+        The loop runs once per event (about one per 20 bytes of Markdown), so the
+        decoding is written out here rather than in helpers: most events are text
+        inside a paragraph or inside a kept-whole block, settled in a few steps.
+        """
+        out = self.out
+        for ev, rng in events:
+            if out:
+                yield from out
+                out.clear()
+            opaque, para = self.opaque, self.para
+            if type(ev) is str:  # SoftBreak, HardBreak, Rule
+                if opaque is not None or (para is not None and ev in _BREAKS):
+                    continue
+                phase, name, payload = "leaf", ev, None
+            else:
+                ((key, body),) = ev.items()  # a pyromark event is a one-key dict
+                if key == "Start" or key == "End":  # noqa: PLR1714 - two compares beat a set lookup here
+                    phase = key
+                    if type(body) is str:
+                        name, payload = body, None
+                    else:
+                        ((name, payload),) = body.items()
+                    if opaque is not None:
+                        if name == opaque[0]:  # the block's own end, or a nested twin
+                            self._in_opaque(phase, name, rng)
+                        continue
+                elif opaque is not None:
+                    continue
+                elif key == "Text" and para is not None:
+                    para.add_text(body)
+                    continue
+                else:
+                    phase, name, payload = "leaf", key, body
+            if para is not None and not (phase == "End" and name == para.name):
+                self._in_paragraph(phase, name, payload)
+            elif phase == "leaf" or name in _INLINE_CONTAINERS:
+                self._tight_inline(rng)
+            elif phase == "Start":
+                self._start(name, payload, self.char(rng["start"]))
+            else:
+                self._end(name, self.char(rng["end"]))
+        yield from out
+        out.clear()
 
     def _tight_inline(self, rng: Range) -> None:
         """Inline content straight inside a tight list item extends the item's own text."""
@@ -344,7 +376,7 @@ class _Walker:
         item.inline_end = max(item.inline_end, end)
         self.last_end = max(self.last_end, end)
 
-    def _in_opaque(self, phase: str, name: str, rng: Range) -> Iterator[LayoutElement]:
+    def _in_opaque(self, phase: str, name: str, rng: Range) -> None:
         assert self.opaque is not None  # noqa: S101 - caller checks
         kind, nesting, start = self.opaque
         if name != kind:
@@ -355,7 +387,7 @@ class _Walker:
             self.opaque = (kind, nesting - 1, start)
         elif phase == "End":
             self.opaque = None
-            yield self._opaque_element(kind, start, self.char(rng["end"]))
+            self._opaque_element(kind, start, self.char(rng["end"]))
 
     def _in_paragraph(self, phase: str, name: str, payload: object) -> None:
         para = self.para
@@ -375,10 +407,10 @@ class _Walker:
             # Whitespace between an image and the paragraph end does not make it a text paragraph.
             para.has_other = para.has_other or name != "Text" or bool(str(payload).strip())
 
-    def _start(self, name: str, payload: object, start: int) -> Iterator[LayoutElement]:
+    def _start(self, name: str, payload: object, start: int) -> None:
         if self.items and not self.items[-1].flushed and name != "Paragraph":
-            yield from self.flush_item(self.items[-1], start)
-        yield from self.fill_gap(start)
+            self.flush_item(self.items[-1], start)
+        self.fill_gap(start)
         if name in _OPAQUE:
             self.opaque = (name, 0, start)
         elif name == "List":
@@ -404,42 +436,38 @@ class _Walker:
         if m:
             self.last_end = max(self.last_end, m.end())
 
-    def _end(self, name: str, end: int) -> Iterator[LayoutElement]:
+    def _end(self, name: str, end: int) -> None:
         if name == "List":
             self.lists.pop()
         elif name == "Item":
-            yield from self.flush_item(self.items.pop(), end)
+            self.flush_item(self.items.pop(), end)
         elif self.para is not None and name == self.para.name:
             para, self.para = self.para, None
-            yield from self._paragraph(para, end)
+            self._paragraph(para, end)
         self.last_end = max(self.last_end, end)
 
-    def _paragraph(self, para: _Paragraph, end: int) -> Iterator[LayoutElement]:
+    def _paragraph(self, para: _Paragraph, end: int) -> None:
         if para.name == "Heading":
             title = _HTML_TAG.sub("", "".join(para.parts)).strip()
-            yield self.emit(
-                ElementKind.SECTION_HEADER, title, para.start, end, inside=False, level=para.level
-            )
+            self.emit(ElementKind.SECTION_HEADER, title, para.start, end, inside=False, level=para.level)
             return
         item = self.items[-1] if self.items else None
         if item is not None and not item.flushed:
             item.inline_start, item.inline_end = para.start, end
-            yield from self.flush_item(item, end)
+            self.flush_item(item, end)
         elif para.image_url is not None and not para.has_other:
-            yield self.emit(
-                ElementKind.PICTURE, para.image_alt, para.start, end, hints=(("url", para.image_url),)
-            )
+            self.emit(ElementKind.PICTURE, para.image_alt, para.start, end, hints=(("url", para.image_url),))
         else:
-            yield from self._plain_paragraph(para.start, end)
+            self._plain_paragraph(para.start, end)
 
-    def _plain_paragraph(self, start: int, end: int) -> Iterator[LayoutElement]:
+    def _plain_paragraph(self, start: int, end: int) -> None:
         """A paragraph, split into items when its lines start with step markers (①, （1）, 手順1, ・)."""
         lines = self.text[start:end].splitlines(keepends=True)
         marks = [match_step_marker(ln.lstrip(_LINE_INDENT), self.step_styles) for ln in lines]
         first_mark = next((mk for mk in marks if mk is not None), None)
         if first_mark is None or (len(lines) == 1 and first_mark.style.startswith("bullet")):
             admonition, _ = leading_label(self.text[start:end])
-            yield self.emit(ElementKind.TEXT, _prose(self.text[start:end]), start, end, admonition=admonition)
+            self.emit(ElementKind.TEXT, _prose(self.text[start:end]), start, end, admonition=admonition)
             return
         nested = bool(self.items)
         own_list = self.items[-1].list_id if nested else f"{self.source_id}#l{self.order}"
@@ -450,25 +478,25 @@ class _Walker:
             body = line.lstrip(_LINE_INDENT)
             line_end = pos + len(line.rstrip("\r\n"))
             if mark is not None:
-                yield from self._close_group(group, marker, own_list, nested)
+                self._close_group(group, marker, own_list, nested)
                 marker = (mark.marker, mark.ordered)
                 body = body[mark.rest_start :]
             group.append((pos + len(line) - len(line.lstrip(_LINE_INDENT)), line_end, body.strip()))
             pos += len(line)
-        yield from self._close_group(group, marker, own_list, nested)
+        self._close_group(group, marker, own_list, nested)
 
     def _close_group(
         self, group: list[tuple[int, int, str]], marker: tuple[str, bool] | None, list_id: str, nested: bool
-    ) -> Iterator[LayoutElement]:
+    ) -> None:
         if not group:
             return
         text = _prose("\n".join(t for _, _, t in group))
         start, end = group[0][0], group[-1][1]
         group.clear()
         if marker is None:
-            yield self.emit(ElementKind.TEXT, text, start, end)
+            self.emit(ElementKind.TEXT, text, start, end)
             return
-        yield self.emit(
+        self.emit(
             ElementKind.LIST_ITEM,
             text,
             start,
@@ -536,9 +564,9 @@ def iter_markdown(
     import pyromark  # noqa: PLC0415 - compiled extension, imported on first use
 
     walker = _Walker(text, source_id, step_styles)
-    for ev, rng in pyromark.events_with_range(text, options=_parser_options()):
-        yield from walker.feed(ev, rng)
-    yield from walker.fill_gap(len(text))
+    yield from walker.walk(pyromark.events_with_range(text, options=_parser_options()))
+    walker.fill_gap(len(text))
+    yield from walker.out
 
 
 def read_markdown(

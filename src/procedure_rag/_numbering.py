@@ -91,11 +91,46 @@ def match_step_marker(line: str, styles: tuple[StepStyle, ...] = DEFAULT_STEP_ST
         The marker and where the step text starts, or ``None`` when the line does
         not start with a marker.
     """
+    screen = _any_marker(styles)
+    if screen is not None and screen.match(line) is None:
+        return None
     for style in styles:
         m = style.pattern.match(line)
         if m is not None:
             return StepMarker(m.group("marker"), m.end(), style.name, style.ordered)
     return None
+
+
+# Screens built so far, by ``id`` of the styles tuple (kept, so the id stays its own).
+# Hashing the styles themselves would hash every compiled pattern on every line.
+_SCREENS: dict[int, tuple[tuple[StepStyle, ...], re.Pattern[str] | None]] = {}
+
+
+def _any_marker(styles: tuple[StepStyle, ...]) -> re.Pattern[str] | None:
+    """One pattern that matches where any of ``styles`` does, to turn most lines away at once.
+
+    ``None`` when the patterns cannot be joined (different flags, other named groups).
+    """
+    known = _SCREENS.get(id(styles))
+    if known is not None and known[0] is styles:
+        return known[1]
+    if len(_SCREENS) >= 64:  # many short-lived style tuples: start over rather than grow
+        _SCREENS.clear()
+    screen = _joined(styles)
+    _SCREENS[id(styles)] = (styles, screen)
+    return screen
+
+
+def _joined(styles: tuple[StepStyle, ...]) -> re.Pattern[str] | None:
+    flags = {style.pattern.flags for style in styles}
+    sources = [style.pattern.pattern for style in styles]
+    if len(flags) != 1 or any("(?P=" in source for source in sources):
+        return None
+    joined = "|".join(f"(?:{source.replace('(?P<marker>', '(?:')})" for source in sources)
+    try:
+        return re.compile(joined, flags.pop())
+    except re.error:
+        return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,13 +9,20 @@ from procedure_rag._lexicon import LEXICONS, Lexicon
 from procedure_rag._numbering import DEFAULT_HEADING_STYLES, DEFAULT_STEP_STYLES, HeadingStyle, StepStyle
 from procedure_rag._types import ElementKind
 
-__all__ = ["DEFAULT_DROP_KINDS", "ChunkerOptions"]
+__all__ = ["DEFAULT_DROP_KINDS", "DEFAULT_MAX_INPUT_CHARS", "DEFAULT_MAX_JSON_DEPTH", "ChunkerOptions"]
 
 #: Element kinds left out of chunks unless the user asks for them: running page
 #: furniture, and front matter, whose title is kept as ``document_title`` metadata.
 DEFAULT_DROP_KINDS: frozenset[ElementKind] = frozenset(
     {ElementKind.PAGE_HEADER, ElementKind.PAGE_FOOTER, ElementKind.FRONT_MATTER}
 )
+
+#: Default most characters one document may have: 100 million (a few hundred MB of
+#: UTF-8), far past any manual, short of what would exhaust a worker's memory.
+DEFAULT_MAX_INPUT_CHARS = 100_000_000
+#: Default deepest nesting of a parser's JSON output. Real layouts nest a few dozen
+#: levels; Python's own JSON parser gives up near a thousand.
+DEFAULT_MAX_JSON_DEPTH = 256
 
 _LANGUAGES = ("auto", "ja", "en")
 _FORMATS = ("auto", "markdown", "text", "html", "rst")
@@ -40,6 +47,12 @@ class ChunkerOptions:
         step_styles: Step numbering styles recognised in text.
         heading_styles: Heading numbering styles recognised in plain text.
         lexicons: Lexicon per language code; must hold ``"ja"`` and ``"en"``.
+        max_input_chars: Most characters one document may have (after decoding, or the
+            JSON text of a parser's output); a longer one is refused with a
+            ``ValueError`` naming its size and this option. ``None`` means no limit.
+        max_json_depth: Deepest nesting of a parser's JSON output (objects and arrays);
+            deeper JSON is refused with a :class:`~procedure_rag.ReaderError`. ``None``
+            means no limit beyond what Python's JSON parser reads.
     """
 
     chunk_size: int = 400
@@ -53,6 +66,8 @@ class ChunkerOptions:
     step_styles: tuple[StepStyle, ...] = DEFAULT_STEP_STYLES
     heading_styles: tuple[HeadingStyle, ...] = DEFAULT_HEADING_STYLES
     lexicons: Mapping[str, Lexicon] = field(default_factory=lambda: dict(LEXICONS))
+    max_input_chars: int | None = DEFAULT_MAX_INPUT_CHARS
+    max_json_depth: int | None = DEFAULT_MAX_JSON_DEPTH
 
     def __post_init__(self) -> None:
         if isinstance(self.chunk_size, bool) or not isinstance(self.chunk_size, int):
@@ -84,8 +99,22 @@ class ChunkerOptions:
         if not self.step_styles:
             msg = "step_styles must not be empty"
             raise ValueError(msg)
+        _check_limit("max_input_chars", self.max_input_chars)
+        _check_limit("max_json_depth", self.max_json_depth)
 
     @property
     def effective_parent_chunk_size(self) -> int:
         """The parent budget actually used."""
         return self.parent_chunk_size or 4 * self.chunk_size
+
+
+def _check_limit(name: str, value: object) -> None:
+    """A limit is a positive int or ``None``."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        msg = f"{name} must be an int or None, got {type(value).__name__}"
+        raise TypeError(msg)
+    if value <= 0:
+        msg = f"{name} must be > 0 (or None for no limit), got {value}"
+        raise ValueError(msg)

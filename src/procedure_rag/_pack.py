@@ -53,7 +53,11 @@ class Line:
 
 @dataclass
 class Block:
-    """A future child chunk: lines of one section under the budget."""
+    """A future child chunk: lines of one section under the budget.
+
+    Lines are added with :meth:`add` and :meth:`extend`, which keep the block's
+    size, so that asking it costs nothing however long the block grows.
+    """
 
     path: tuple[str, ...]
     kind: str
@@ -62,10 +66,24 @@ class Block:
     carried: list[LayoutElement] = field(default_factory=list)
     continued: bool = False
     units: list[Unit] = field(default_factory=list)
+    size: int = field(default=0, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.size = sum(line.cost for line in self.lines)
+
+    def add(self, line: Line) -> None:
+        """Append one line."""
+        self.lines.append(line)
+        self.size += line.cost
+
+    def extend(self, lines: list[Line]) -> None:
+        """Append lines."""
+        self.lines.extend(lines)
+        self.size += sum(line.cost for line in lines)
 
     def cost(self) -> int:
         """Size of the block's lines (the header is accounted for by the packer)."""
-        return sum(line.cost for line in self.lines)
+        return self.size
 
 
 class Measure:
@@ -75,10 +93,25 @@ class Measure:
         self.length = length
         self.newline = max(length("\n"), 0)
         self._labels: dict[str, int] = {}
+        # Tokens are at most this many bytes (and a character is at least one byte), so a
+        # text of n characters has at least n / chars_per_unit tokens. Known only for our
+        # own token counter; 0 means unknown.
+        bound = getattr(length, "max_token_bytes", None)
+        self.chars_per_unit: int = bound if isinstance(bound, int) and bound > 0 else 0
 
     def line(self, text: str) -> int:
         """Size of ``text`` as one line of a chunk."""
         return self.length(text) + self.newline
+
+    def surely_over(self, text: str, limit: int, *, line: bool = False) -> bool:
+        """Whether ``text`` (as a line when ``line``) is over ``limit`` by its length in characters alone.
+
+        ``False`` means "not known": the text must be measured. Saves counting the
+        tokens of a huge paragraph only to learn that it must be cut.
+        """
+        if not self.chars_per_unit:
+            return False
+        return len(text) > self.chars_per_unit * (limit - (self.newline if line else 0))
 
     def label(self, text: str) -> int:
         """Size of a short label line, measured once per label."""
@@ -119,7 +152,7 @@ def _split_text(text: str, avail: int, m: Measure) -> list[str]:
     current = ""
     current_cost = 0
     for sentence in split_sentences(text):
-        cost = m.length(sentence)
+        cost = avail + 1 if m.surely_over(sentence, avail) else m.length(sentence)
         if cost > avail:
             if current:
                 pieces.append(current)
@@ -192,7 +225,11 @@ def _sub_spans(source: str, span: Span | None, text: str, pieces: list[str]) -> 
         # so the search starts past it: its own first word must not be found again.
         floor = min(span.end, bounds[-1] + max(1, len(piece.strip()) // 2))
         found = _find_start(source, text[consumed : consumed + 40], floor, span.end)
-        bounds.append(max(bounds[-1], found if found >= 0 else guess))
+        bound = max(bounds[-1], found if found >= 0 else guess)
+        # Each piece keeps at least one source character while the span has enough: a piece
+        # with an empty span would make a chunk that covers nothing (and ids that collide).
+        lo, hi = bounds[-1] + 1, span.end - (len(pieces) - len(bounds))
+        bounds.append(min(max(bound, lo), hi) if lo <= hi else bound)
     bounds.append(span.end)
     return [Span(a, b) for a, b in itertools.pairwise(bounds)]
 
@@ -231,9 +268,10 @@ class _Packer:
         if el.kind is ElementKind.LIST_ITEM:
             self.depth_of[el.element_id] = el.level
         text = render_element(el, self.depth_of)
-        cost = self.m.line(text)
-        if cost <= self.avail - reserve:
-            return [Line(text, cost, el, el.span)]
+        if not self.m.surely_over(text, self.avail - reserve, line=True):
+            cost = self.m.line(text)
+            if cost <= self.avail - reserve:
+                return [Line(text, cost, el, el.span)]
         if el.kind in (ElementKind.TABLE, ElementKind.CODE):
             return self._table_or_code_lines(el)
         indent = text[: len(text) - len(text.lstrip())]
@@ -241,7 +279,14 @@ class _Packer:
         first_prefix = text[: len(text) - len(body)]
         later_prefix = f"{indent}{self.lexicon.continued_label} "
         room = self.avail - reserve - max(self.m.label(first_prefix), self.m.label(later_prefix))
-        pieces = [p for p in _split_text(body, max(1, room), self.m) if p.strip()]
+        # A blank piece joins its neighbour rather than being dropped: the pieces must tile
+        # ``body`` for their source spans to line up (and a blank line is no chunk line).
+        pieces: list[str] = []
+        for piece in _split_text(body, max(1, room), self.m):
+            if pieces and (not piece.strip() or not pieces[-1].strip()):
+                pieces[-1] += piece
+            else:
+                pieces.append(piece)
         spans = _sub_spans(self.source, el.span, body, pieces)
         out = []
         for i, (piece, span) in enumerate(zip(pieces, spans, strict=True)):
@@ -270,8 +315,8 @@ class _Packer:
         return out
 
     def pack(self, section: Section, prefix: list[LayoutElement]) -> Iterator[Block]:
-        lines = [Line(h.text, self.m.line(h.text), h, h.span) for h in prefix]
-        current = Block(section.path, "text", lines=lines)
+        *full, current = self._prefix_blocks(section.path, prefix)
+        yield from full
         for unit in section.units:
             if unit.kind == "carrier":
                 current.carried.extend(unit.carried)
@@ -285,12 +330,12 @@ class _Packer:
                 continue
             parts = self._list_parts(unit) if unit.kind == "list" else self._text_parts(unit)
             for part in parts:
-                if current.lines and current.cost() + part.cost() > self.avail:
+                if current.lines and current.size + part.size > self.avail:
                     yield current
                     current = Block(section.path, "text")
                 if not current.lines:
                     current.continued = part.continued
-                current.lines.extend(part.lines)
+                current.extend(part.lines)
                 current.carried.extend(part.carried)
                 current.units.extend(part.units)
                 if part.lead_in is not None and current.lead_in is None:
@@ -304,6 +349,19 @@ class _Packer:
         if current.lines or current.carried:
             yield current
 
+    def _prefix_blocks(self, path: tuple[str, ...], prefix: list[LayoutElement]) -> list[Block]:
+        """Blocks of the headings the header line does not show, as many as they need to fit.
+
+        The last block (empty when there is no prefix) stays open for the section's units.
+        """
+        blocks = [Block(path, "text")]
+        for h in prefix:
+            line = Line(h.text, self.m.line(h.text), h, h.span)
+            if blocks[-1].lines and blocks[-1].size + line.cost > self.avail:
+                blocks.append(Block(path, "text"))
+            blocks[-1].add(line)
+        return blocks
+
     def _text_parts(self, unit: Unit) -> list[Block]:
         lines: list[Line] = []
         for el in unit.elements:
@@ -311,10 +369,10 @@ class _Packer:
         parts: list[Block] = []
         block = Block((), unit.kind, carried=list(unit.carried), units=[unit])
         for line in lines:
-            if block.lines and block.cost() + line.cost > self.avail:
+            if block.lines and block.size + line.cost > self.avail:
                 parts.append(block)
                 block = Block((), unit.kind, continued=True, units=[unit])
-            block.lines.append(line)
+            block.add(line)
         parts.append(block)
         return parts
 
@@ -355,10 +413,10 @@ class _Packer:
         parts: list[Block] = []
         block = Block((), "list", lead_in=lead, carried=list(unit.carried), units=[unit])
         for line in lead_lines:  # a long lead-in is text like any other: it may fill parts of its own
-            if block.lines and block.cost() + line.cost > self.avail:
+            if block.lines and block.size + line.cost > self.avail:
                 parts.append(block)
                 block = Block((), "list", lead_in=lead, continued=True, units=[unit])
-            block.lines.append(line)
+            block.add(line)
 
         def fresh(next_cost: int) -> Block:
             parts.append(block)
@@ -368,25 +426,30 @@ class _Packer:
                 (r for r in repeats if r.cost + next_cost <= self.avail), repeats[-1] if repeats else None
             )
             if repeat is not None:
-                new.lines.append(repeat)
+                new.add(repeat)
             return new
 
+        # Whether the current part holds a step yet (lead-in and repeated lines are not steps):
+        # every line of a group renders a step or what sits under it.
+        has_step = False
         for group in groups:
             group_cost = sum(line.cost for line in group)
-            if block.cost() + group_cost <= self.avail:
-                block.lines.extend(group)
+            if block.size + group_cost <= self.avail:
+                block.extend(group)
+                has_step = has_step or bool(group)
                 continue
-            has_step = any(x.element is not None and x.element is not lead for x in block.lines)
             if has_step or (lead_lines and not lead_sticks):
                 block = fresh(group_cost if group_cost <= self.avail else group[0].cost)
-                if block.cost() + group_cost <= self.avail:
-                    block.lines.extend(group)
+                has_step = False
+                if block.size + group_cost <= self.avail:
+                    block.extend(group)
+                    has_step = bool(group)
                     continue
             for line in group:
-                has_step = any(x.element is not None and x.element is not lead for x in block.lines)
-                if has_step and block.cost() + line.cost > self.avail:
+                if has_step and block.size + line.cost > self.avail:
                     block = fresh(line.cost)
-                block.lines.append(line)
+                block.add(line)
+                has_step = True
         parts.append(block)
         return parts
 
@@ -399,13 +462,13 @@ class _Packer:
         block = Block(path, unit.kind, carried=list(carried) + list(unit.carried), units=[unit])
         header_cost = sum(line.cost for line in header)
         for i, line in enumerate(lines):
-            if block.lines and block.cost() + line.cost > self.avail:
+            if block.lines and block.size + line.cost > self.avail:
                 yield block
                 block = Block(path, unit.kind, continued=True, units=[unit])
                 # Header rows open a part that starts a row, not one that continues a cut row.
                 if header and i >= 2 and not line.continued and header_cost + line.cost <= self.avail:
-                    block.lines.extend(header)
-            block.lines.append(line)
+                    block.extend(header)
+            block.add(line)
         yield block
 
 
@@ -417,6 +480,7 @@ def pack_section(
     measure: Measure,
     lexicon: Lexicon,
     header: str,
+    header_size: int | None = None,
     prefix: list[LayoutElement] | None = None,
 ) -> list[Block]:
     """Pack the units of ``section`` into blocks whose text fits ``budget``.
@@ -428,6 +492,7 @@ def pack_section(
         measure: The length function, with its fixed costs measured once.
         lexicon: The document's language rules.
         header: The heading-path line every block of the section starts with.
+        header_size: ``measure.line(header)`` when the caller knows it already.
         prefix: Headings that open the first block as lines of their own: those the
             header line does not show whole, so that their words reach a chunk.
 
@@ -436,8 +501,10 @@ def pack_section(
     """
     # The header line, the continuation label a later part appends to it, and the
     # break after the header; the last body line has no break of its own.
-    header_cost = measure.line(header) if header else 0
-    header_cost += measure.length(f" {lexicon.continued_label}") - measure.newline
+    if header_size is None:
+        header_size = measure.line(header) if header else 0
+    header_cost = header_size if header else 0
+    header_cost += measure.label(f" {lexicon.continued_label}") - 2 * measure.newline
     packer = _Packer(source, budget, measure, lexicon, header_cost)
     blocks = list(packer.pack(section, prefix or []))
     for block in blocks:

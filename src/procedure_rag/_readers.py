@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
+from procedure_rag._errors import ReaderError
+from procedure_rag._options import DEFAULT_MAX_INPUT_CHARS, DEFAULT_MAX_JSON_DEPTH
 from procedure_rag._types import LayoutElement
 
 __all__ = [
@@ -37,6 +40,10 @@ TEXT_FORMATS = ("markdown", "text", "html", "rst")
 LAYOUT_FORMATS = ("unstructured", "docling", "azure", "google", "textract")
 #: Every format name a user may give, besides ``"auto"``.
 FORMATS = (*TEXT_FORMATS, "pdf", *LAYOUT_FORMATS)
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: UTF-8 takes at most four bytes a character: more bytes than this cannot fit the limit.
+_MAX_UTF8_BYTES = 4
 
 #: File suffixes and the format they mean.
 SUFFIXES: Mapping[str, str] = {
@@ -117,7 +124,7 @@ def _text_format(text: str) -> str:
     if stripped[:1] in ("{", "["):  # JSON text: a parser's output, told by its shape
         try:
             parsed = json.loads(stripped)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON (or JSON no reader can read): text
             parsed = None
         if isinstance(parsed, dict | list):
             return _layout_format(parsed)
@@ -171,20 +178,116 @@ def reader(fmt: str) -> Callable[..., Iterator[LayoutElement]]:
     return cast("Callable[..., Iterator[LayoutElement]]", getattr(module, function))
 
 
-def load_json(source: object) -> object:
-    """Parse ``source`` as JSON when it is a JSON string or bytes; return anything else as is."""
+def check_size(size: int, max_chars: int | None, *, unit: str = "characters") -> None:
+    """Refuse an input longer than ``max_chars`` characters.
+
+    Args:
+        size: The input's length, in ``unit``.
+        max_chars: The limit (:attr:`ChunkerOptions.max_input_chars`); ``None`` means none.
+        unit: ``"characters"``, or ``"bytes"`` for undecoded input: UTF-8 bytes more
+            than four times the limit cannot hold few enough characters.
+
+    Raises:
+        ValueError: Naming the size, the limit and the option that raises it.
+    """
+    if max_chars is None:
+        return
+    if unit == "characters" and size > max_chars:
+        problem = f"input is {size:,} characters, over the limit of {max_chars:,}"
+    elif unit != "characters" and size > _MAX_UTF8_BYTES * max_chars:
+        problem = f"input is {size:,} {unit}, more than the limit of {max_chars:,} characters can take"
+    else:
+        return
+    msg = f"{problem} (ChunkerOptions.max_input_chars: raise it, or set it to None for no limit)"
+    raise ValueError(msg)
+
+
+def load_json(source: object, *, max_chars: int | None = None, max_depth: int | None = None) -> object:
+    """Parse ``source`` as JSON when it is a JSON string or bytes; return anything else as is.
+
+    Parsed JSON (and a ``dict`` or ``list`` given with ``max_depth``) is checked by
+    :func:`check_json`.
+
+    Args:
+        source: JSON text or UTF-8 bytes (a byte-order mark is allowed), or anything else.
+        max_chars: Most characters the JSON text may have; ``None`` means no limit.
+        max_depth: Deepest nesting of objects and arrays; ``None`` means no limit.
+
+    Raises:
+        ValueError: For bytes that are not UTF-8, text that is not JSON, JSON over a
+            limit or holding an unpaired surrogate; the message names the problem.
+    """
     if isinstance(source, bytes | bytearray):
-        source = bytes(source).decode("utf-8")
-    if isinstance(source, str):
+        check_size(len(source), max_chars, unit="bytes")
         try:
-            return json.loads(source)
-        except json.JSONDecodeError as exc:
-            msg = f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-            raise ValueError(msg) from exc
-    return source
+            source = bytes(source).decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            msg = f"JSON is not valid UTF-8: {exc.reason} at byte {exc.start}"
+            raise ValueError(msg) from None
+    if not isinstance(source, str):
+        if max_depth is not None and isinstance(source, Mapping | list):
+            check_json(source, max_depth=max_depth)
+        return source
+    check_size(len(source), max_chars)
+    try:
+        parsed = json.loads(source.removeprefix("\ufeff"))
+    except json.JSONDecodeError as exc:
+        msg = f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        raise ValueError(msg) from None
+    except RecursionError:
+        limit = f" (max_json_depth is {max_depth})" if max_depth is not None else ""
+        msg = f"JSON nests too deeply for Python's JSON parser{limit}"
+        raise ValueError(msg) from None
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        msg = f"not valid JSON: {exc}"
+        raise ValueError(msg) from None
+    check_json(parsed, max_depth=max_depth)
+    return parsed
 
 
-def read_source(source: object, *, source_id: str, fmt: str) -> Source:
+def check_json(value: object, *, max_depth: int | None) -> None:
+    """Check parsed JSON: nesting no deeper than ``max_depth``, no unpaired surrogate in a string.
+
+    Walks every object, array and string once, without recursion (a shared or
+    cyclic container is visited once).
+
+    Raises:
+        ValueError: Naming the depth and the option, or the string with the surrogate.
+    """
+    stack: list[tuple[object, int]] = [(value, 1)]
+    seen: set[int] = set()
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            bad = _SURROGATE.search(item)
+            if bad is not None:
+                msg = f"JSON string {item[:40]!r} holds an unpaired surrogate at offset {bad.start()}"
+                raise ValueError(msg)
+            continue
+        if not isinstance(item, Mapping | list | tuple) or id(item) in seen:
+            continue
+        seen.add(id(item))
+        if max_depth is not None and depth > max_depth:
+            msg = (
+                f"JSON nests more than {max_depth} levels deep "
+                "(ChunkerOptions.max_json_depth: raise it, or set it to None for no limit)"
+            )
+            raise ValueError(msg)
+        if isinstance(item, Mapping):
+            stack.extend((key, depth) for key in item)
+            stack.extend((child, depth + 1) for child in item.values())
+        else:
+            stack.extend((child, depth + 1) for child in item)
+
+
+def read_source(
+    source: object,
+    *,
+    source_id: str,
+    fmt: str,
+    max_input_chars: int | None = DEFAULT_MAX_INPUT_CHARS,
+    max_json_depth: int | None = DEFAULT_MAX_JSON_DEPTH,
+) -> Source:
     """Read a source of a format other than Markdown and plain text.
 
     Args:
@@ -192,17 +295,27 @@ def read_source(source: object, *, source_id: str, fmt: str) -> Source:
             objects or JSON for the layout formats).
         source_id: Id of the document; element ids start with it.
         fmt: One of ``html``, ``rst``, ``pdf`` or :data:`LAYOUT_FORMATS`.
+        max_input_chars: Most characters the source (text, JSON text, or a PDF's
+            extracted text) may have; ``None`` means no limit.
+        max_json_depth: Deepest nesting of a layout format's JSON; ``None`` means no limit.
 
     Raises:
-        ValueError: For an unknown format or a source the reader cannot use
-            (:class:`~procedure_rag.ReaderError` names the record).
+        ValueError: For an unknown format, a source over a limit, or a source the
+            reader cannot use (:class:`~procedure_rag.ReaderError` names the record).
     """
     if fmt == "pdf":
         pdf = importlib.import_module("procedure_rag._pdf")  # written with the PDF reader
-        return cast("Source", pdf.read_pdf(source, source_id=source_id))
+        read_pdf = cast("Source", pdf.read_pdf(source, source_id=source_id))
+        check_size(len(read_pdf.text), max_input_chars)
+        return read_pdf
     read = reader(fmt)
     if fmt in LAYOUT_FORMATS:
-        source = load_json(source)
+        try:
+            source = load_json(source, max_chars=max_input_chars, max_depth=max_json_depth)
+        except ValueError as exc:
+            raise ReaderError(fmt, "document", str(exc)) from None
+    elif isinstance(source, str | bytes | bytearray):
+        check_size(len(source), max_input_chars, unit="characters" if isinstance(source, str) else "bytes")
     elements = list(read(source, source_id=source_id))
     text = source if isinstance(source, str) and fmt in TEXT_FORMATS else ""
     return Source(fmt, elements, text)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import html
 import re
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -60,7 +61,16 @@ _SETTINGS: dict[str, object] = {
     "rfc_references": False,
     "input_encoding": "unicode",
     "traceback": True,
+    # docutils replaces the whole document with an error message when one line is longer
+    # than this (10,000 by default): the input size limit is the chunker's to set.
+    "line_length_limit": sys.maxsize,
 }
+# docutils' inline parser copies the rest of a paragraph at each markup character it
+# stops at, so a paragraph costs about its length times its markup characters. Past
+# this product (a few seconds of work) the paragraph is refused rather than read.
+_MAX_INLINE_WORK = 100_000_000_000
+_BLANK_LINES = re.compile(r"\n[ \t]*\n")
+_INLINE_MARKS = re.compile(r"[*`|\[\]_<>:]")
 _ENUM_STYLES = {"arabic": "1", "loweralpha": "a", "upperalpha": "A", "lowerroman": "i", "upperroman": "I"}
 _ADMONITIONS = frozenset(
     {"note", "warning", "caution", "important", "tip", "hint", "attention", "danger", "error"}
@@ -481,8 +491,10 @@ def iter_rst(
         One element per block, each with a span (a line range) into the text.
 
     Raises:
-        ReaderError: For bytes that are not UTF-8, input that is not text, or a
-            document docutils cannot read (nesting too deep for its parser).
+        ReaderError: For bytes that are not UTF-8, input that is not text, a
+            document docutils cannot read (nesting too deep for its parser), or a
+            block (text between blank lines) so long and so full of markup characters
+            that docutils would take quadratic time over it (record ``"line N"``).
     """
     if isinstance(source, bytes | bytearray):
         try:
@@ -500,6 +512,7 @@ def iter_rst(
     except ImportError as exc:  # pragma: no cover - docutils is a dependency
         msg = "reading reStructuredText needs docutils: pip install 'docutils>=0.20'"
         raise ImportError(msg) from exc
+    _check_inline_work(source)
     _register_sphinx_names()
     out = BlockEmitter(source_id, step_styles, join=join_lines)
     try:
@@ -512,6 +525,25 @@ def iter_rst(
             "rst", "document", f"docutils cannot read it: {type(exc).__name__}: {exc}"
         ) from None
     yield from place(out.drafts, source, universal_newlines=True)
+
+
+def _check_inline_work(source: str) -> None:
+    """Refuse a paragraph docutils would read in quadratic time (see ``_MAX_INLINE_WORK``)."""
+    start = 0
+    for gap in (*_BLANK_LINES.finditer(source), None):
+        end = gap.start() if gap is not None else len(source)
+        size = end - start
+        if size * size > _MAX_INLINE_WORK:  # cheap test first: only long blocks can be too costly
+            marks = len(_INLINE_MARKS.findall(source, start, end))
+            if size * marks > _MAX_INLINE_WORK:
+                line = source.count("\n", 0, start) + 1
+                problem = (
+                    f"the block at line {line} is {size:,} characters with {marks:,} markup characters, "
+                    "too many for docutils to read in reasonable time: split it with blank lines, "
+                    "or read the file as plain text (source_format='text')"
+                )
+                raise ReaderError("rst", f"line {line}", problem)
+        start = gap.end() if gap is not None else end
 
 
 def read_rst(

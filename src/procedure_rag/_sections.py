@@ -25,13 +25,15 @@ def iter_with_section_paths(elements: Iterable[LayoutElement]) -> Iterator[Layou
     non-empty path (a reader that knows better) keep it.
     """
     stack: list[tuple[int, str]] = []
+    path: tuple[str, ...] = ()  # the stack's texts, rebuilt only when a heading changes it
     for el in elements:
         if el.kind in _HEADINGS and el.text:
             level = max(el.level, 1) if el.kind is ElementKind.SECTION_HEADER else 0
             while stack and stack[-1][0] >= level:
                 stack.pop()
             stack.append((level, el.text))
+            path = tuple(text for _, text in stack)
         if el.section_path:
             yield el
             continue
-        yield el.with_section_path(tuple(text for _, text in stack))
+        yield el.with_section_path(path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 
 from procedure_rag._lexicon import Lexicon, split_sentences
 from procedure_rag._types import LayoutElement, ProcedureStep
@@ -28,13 +29,27 @@ def ui_targets(text: str, lexicon: Lexicon) -> list[str]:
     first; a label only mentioned in an aside "(for Windows 10 press the **Windows**
     key…)" ranks last. Ties keep reading order.
     """
-    asides = [(m.start(), m.end()) for m in _ASIDE.finditer(text)]
+    return _ui_targets(text, None, lexicon)
+
+
+def _ui_targets(text: str, plain: str | None, lexicon: Lexicon) -> list[str]:
+    """:func:`ui_targets`, given ``_plain(text)`` when the caller has it already."""
+    # Asides do not overlap and come in order: the last one starting at or before a
+    # position is the only one that can hold it.
+    aside_starts: list[int] = []
+    aside_ends: list[int] = []
+    for m in _ASIDE.finditer(text):
+        aside_starts.append(m.start())
+        aside_ends.append(m.end())
     ranked: list[tuple[int, int, str]] = []
+    labels: set[str] = set()
     for position, m in enumerate(lexicon.ui_label.finditer(text)):
         label = next((g for g in m.groups() if g), "").strip()
-        if not label or any(label == r[2] for r in ranked):
+        if not label or label in labels:
             continue
-        inside = any(a <= m.start() < b for a, b in asides)
+        labels.add(label)
+        i = bisect_right(aside_starts, m.start()) - 1
+        inside = i >= 0 and m.start() < aside_ends[i]
         operated = bool(
             lexicon.operate_before.search(text[max(0, m.start() - 40) : m.start()])
             or lexicon.operate_after.match(text, m.end())
@@ -42,9 +57,10 @@ def ui_targets(text: str, lexicon: Lexicon) -> list[str]:
         ranked.append((-(2 * (not inside) + operated), position, label))
     found = [label for _, _, label in sorted(ranked)]
     if not found:
-        for m in lexicon.ui_noun.finditer(_plain(text)):
+        for m in lexicon.ui_noun.finditer(_plain(text) if plain is None else plain):
             label = next((g for g in m.groupdict().values() if g), "").strip()
-            if label and label not in found:
+            if label and label not in labels:
+                labels.add(label)
                 found.append(label)
     return found
 
@@ -108,7 +124,8 @@ def parse_step(
         leading condition clause, if any, becomes the condition); later sentences
         that state an outcome give the result; warnings give the caution.
     """
-    sentences = [s.strip() for s in split_sentences(_plain(element.text)) if s.strip()]
+    plain = _plain(element.text)
+    sentences = [stripped for s in split_sentences(plain) if (stripped := s.strip())]
     action = condition = ""
     results: list[str] = []
     cautions: list[str] = []
@@ -129,7 +146,7 @@ def parse_step(
     condition = "; ".join(conditions)
     if extra_caution:
         cautions.append(_plain(extra_caution))
-    targets = ui_targets(element.text, lexicon)
+    targets = _ui_targets(element.text, plain, lexicon)
     return ProcedureStep(
         number=element.number,
         text=element.text,

@@ -16,6 +16,8 @@ def is_cjk(ch: str) -> bool:
 
 def join_lines(lines: list[str]) -> str:
     """Join wrapped lines: no space between two CJK characters, one space otherwise."""
+    if len(lines) == 1:
+        return lines[0]
     out: list[str] = []
     for line in lines:
         if not line:

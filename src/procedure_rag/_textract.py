@@ -21,6 +21,8 @@ from procedure_rag._types import BBox, ElementKind, LayoutElement
 __all__ = ["iter_textract", "read_textract"]
 
 _FMT = "textract"
+# Deepest CHILD nesting read: Textract's own is four (list, text, line, word).
+_MAX_DEPTH = 32
 _SIMPLE = {
     "LAYOUT_HEADER": ElementKind.PAGE_HEADER,
     "LAYOUT_FOOTER": ElementKind.PAGE_FOOTER,
@@ -43,7 +45,8 @@ def iter_textract(source: object, *, source_id: str) -> Iterator[LayoutElement]:
         source_id: Id of the document; element ids start with it.
 
     Raises:
-        ReaderError: For malformed input, naming the block (its ``Id``).
+        ReaderError: For malformed input, naming the block (its ``Id``): wrong types,
+            missing blocks or pages, CHILD links in a cycle or nested deeper than 32.
     """
     reader = _Reader(Fields.of(_FMT, "response", source), source_id)
     for block in reader.layout_blocks():
@@ -81,6 +84,8 @@ class _Reader:
             while up is not None:
                 if up in seen:
                     raise b.error("CHILD relationships form a cycle")
+                if len(seen) > _MAX_DEPTH:
+                    raise b.error(f"layout blocks nest more than {_MAX_DEPTH} deep")
                 seen.add(up)
                 up = parent.get(up)
         return [b for b in layout if b.record not in parent]
@@ -119,14 +124,30 @@ class _Reader:
         width, height = box.need_num("Width"), box.need_num("Height")
         return page, rect_box(block, [(left, top), (left + width, top + height)])
 
-    def text(self, block: Fields, path: tuple[str, ...] = ()) -> str:
-        """A block's text: its own ``Text`` (lines, words), else its children's, line by line."""
+    def text(self, block: Fields, path: tuple[str, ...] = (), seen: set[str] | None = None) -> str:
+        """A block's text: its own ``Text`` (lines, words), else its children's, line by line.
+
+        A block reached twice under one block (listed twice, or under two of its
+        descendants) gives its text once: read again per path, a few shared blocks
+        per level would double the text at every level.
+        """
         if block.record in path:
             raise block.error("CHILD relationships form a cycle")
+        if len(path) > _MAX_DEPTH:  # Textract nests a few levels (list, text, line, word)
+            raise block.error(f"CHILD relationships nest more than {_MAX_DEPTH} deep")
         own = block.get_str("Text")
-        if own or block.get_str("BlockType") in ("LINE", "WORD"):
-            return own or " ".join(self.text(c, (*path, block.record)) for c in self.children(block))
-        return join_lines([self.text(c, (*path, block.record)).strip() for c in self.children(block)])
+        if own:
+            return own
+        seen = {block.record} if seen is None else seen
+        children = []
+        for child in self.children(block):
+            if child.record not in seen:
+                seen.add(child.record)
+                children.append(child)
+        inner = (*path, block.record)
+        if block.get_str("BlockType") in ("LINE", "WORD"):
+            return " ".join(self.text(c, inner, seen) for c in children)
+        return join_lines([self.text(c, inner, seen).strip() for c in children])
 
     # -- layout blocks ---------------------------------------------------------------------
 

@@ -81,12 +81,33 @@ def _encoding(name: str) -> tiktoken.Encoding:
         raise ValueError(msg) from exc
 
 
+@cache
+def _max_token_bytes(name: str) -> int:
+    """The longest token of encoding ``name``, in bytes (special tokens included: a bound)."""
+    encoding = _encoding(name)
+    longest = 1
+    for token in range(encoding.n_vocab):
+        try:
+            longest = max(longest, len(encoding.decode_single_token_bytes(token)))
+        except KeyError:  # ids between the ordinary and the special tokens
+            continue
+    return longest
+
+
 class TiktokenLength:
-    """Counts tokens of a tiktoken encoding loaded offline; picklable by encoding name."""
+    """Counts tokens of a tiktoken encoding loaded offline; picklable by encoding name.
+
+    Attributes:
+        encoding_name: The tiktoken encoding.
+        max_token_bytes: The longest token in UTF-8 bytes, so that a text of ``n``
+            characters has at least ``n / max_token_bytes`` tokens: a text far over a
+            budget is known to be over it without counting.
+    """
 
     def __init__(self, encoding_name: str = "cl100k_base") -> None:
         self.encoding_name = encoding_name
         self._encode = _encoding(encoding_name).encode_ordinary
+        self.max_token_bytes = _max_token_bytes(encoding_name)
 
     def __call__(self, text: str) -> int:
         return len(self._encode(text))

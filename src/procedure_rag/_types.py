@@ -11,6 +11,7 @@ from enum import StrEnum
 from typing import Any
 
 __all__ = [
+    "MAX_HEADING_LEVEL",
     "SCHEMA_VERSION",
     "BBox",
     "Chunk",
@@ -25,6 +26,10 @@ __all__ = [
 #: Version of the metadata layout written on every chunk. Bump it when a key
 #: changes meaning so that stored indexes can be recognised as stale.
 SCHEMA_VERSION = 1
+
+#: Deepest heading level a reader gives: a parser's deeper nesting (no document has it)
+#: is read at this level, so that section paths stay short however deep the input goes.
+MAX_HEADING_LEVEL = 64
 
 
 class ElementKind(StrEnum):

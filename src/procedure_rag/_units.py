@@ -81,7 +81,8 @@ def _units_of(elements: list[LayoutElement], lexicon: Lexicon) -> list[Unit]:
     units: list[Unit] = []
     pending: list[LayoutElement] = []
     for el in elements:
-        if el.kind in _CARRIER_KINDS or (not el.text.strip() and el.kind is not ElementKind.LIST_ITEM):
+        blank = not el.text or el.text.isspace()
+        if el.kind in _CARRIER_KINDS or (blank and el.kind is not ElementKind.LIST_ITEM):
             pending.append(el)
             continue
         prev_list = units[-1] if units and units[-1].kind == "list" else None

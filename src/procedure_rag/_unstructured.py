@@ -42,6 +42,7 @@ import base64
 import binascii
 import hashlib
 import json
+import math
 import re
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -54,9 +55,9 @@ from procedure_rag._errors import ReaderError
 from procedure_rag._labels import leading_label
 from procedure_rag._lexicon import LEXICONS, Lexicon, detect_language, split_sentences
 from procedure_rag._numbering import match_heading_number, match_step_marker
-from procedure_rag._readers import FORMATS, SUFFIXES, load_json
+from procedure_rag._readers import FORMATS, SUFFIXES, check_size, load_json
 from procedure_rag._tables import pipe_table
-from procedure_rag._types import BBox, Chunk, ElementKind, LayoutElement
+from procedure_rag._types import MAX_HEADING_LEVEL, BBox, Chunk, ElementKind, LayoutElement
 
 if TYPE_CHECKING:
     from procedure_rag._chunker import ProcedureChunker
@@ -291,7 +292,14 @@ def _int_field(metadata: Mapping[str, Any], key: str, name: str, minimum: int) -
 
 
 def _number(value: object) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    """A finite number, else ``None`` (NaN, infinities and integers past a float are no coordinates)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _points(points: object, name: str) -> tuple[list[float], list[float]]:
@@ -487,6 +495,7 @@ def _sections(entries: Sequence[_Entry]) -> None:
     """
     by_name = {e.name: e for e in entries}
     stack: list[tuple[int, str]] = []
+    ancestors: dict[str, _Entry | None] = {}
     for e in entries:
         parent = by_name.get(e.parent or "")
         if e.kind is ElementKind.SECTION_HEADER:
@@ -498,19 +507,34 @@ def _sections(entries: Sequence[_Entry]) -> None:
             else:
                 numbered = match_heading_number(e.text)
                 level = numbered[1] if numbered else 1
+            # However deep the parser nests, paths stay short (and building them linear).
+            level = min(level, MAX_HEADING_LEVEL)
             while stack and stack[-1][0] >= level:
                 stack.pop()
             stack.append((level, e.text))
             e.level, e.path = level, tuple(text for _, text in stack)
             continue
-        heading = _heading_ancestor(e, by_name)
+        heading = _heading_ancestor(e, by_name, ancestors)
         e.path = heading.path if heading is not None else tuple(text for _, text in stack)
 
 
-def _heading_ancestor(e: _Entry, by_name: Mapping[str, _Entry]) -> _Entry | None:
+def _heading_ancestor(
+    e: _Entry, by_name: Mapping[str, _Entry], known: dict[str, _Entry | None]
+) -> _Entry | None:
+    """The nearest heading up ``e``'s ``parent_id`` chain; ``known`` remembers each element's.
+
+    (Remembering keeps a long chain of non-heading parents linear; the chain has no
+    cycle, :func:`_check_parents` saw to that.)
+    """
+    chain: list[str] = []
     node = by_name.get(e.parent or "")
-    while node is not None and node.kind is not ElementKind.SECTION_HEADER:
+    while node is not None and node.kind is not ElementKind.SECTION_HEADER and node.name not in known:
+        chain.append(node.name)
         node = by_name.get(node.parent or "")
+    if node is not None and node.kind is not ElementKind.SECTION_HEADER:
+        node = known[node.name]
+    for name in chain:
+        known[name] = node
     return node
 
 
@@ -822,9 +846,12 @@ def iter_document_chunks(
         source_id: Id of the source; ``None`` hashes the texts.
 
     Raises:
-        ValueError: For unusable text or records (:class:`ReaderError` names the record).
+        ValueError: For unusable text or records (:class:`ReaderError` names the record),
+            or documents over the options' ``max_input_chars`` (an element-wise group
+            counts the characters of all its elements).
     """
     if element_wise:
+        check_size(sum(len(text) for text, _ in documents), chunker.options.max_input_chars)
         sid = (
             source_id
             or "sha1:"
