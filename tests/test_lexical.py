@@ -188,7 +188,7 @@ def test_a_chunk_found_by_its_words_is_rescored_and_moves_up() -> None:
     assert got == ["d", "c", "a", "b"]
     assert matched[0] == ["raw", "question", LEXICAL_KIND]
     assert matched[2] == ["raw", "question"]
-    assert calls == [("How do I reset it?", 32)]  # rescore_depth deep: 8 * k
+    assert calls == [("How do I reset it?", 8)]  # lexical_depth: 2 * k
 
 
 def test_without_rescoring_a_chunk_found_only_by_words_starts_from_the_lowest_score() -> None:

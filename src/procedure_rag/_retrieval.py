@@ -10,7 +10,7 @@ Candidates come from one deep search over every kind (``40 * k`` vectors, so raw
 texts are not crowded out by questions and summaries). When the store can, every
 representation of the best ``8 * k`` candidates is then scored exactly (``rescore``),
 so fusion sees each chunk's best hit of every kind. When the docstore keeps a
-lexical index (:mod:`procedure_rag._lexical`), the best ``8 * k`` chunks by BM25 over
+lexical index (:mod:`procedure_rag._lexical`), the best ``2 * k`` chunks by BM25 over
 their words join the re-scored candidates and add their normalised lexical score
 (weighted by ``lexical_weight``) to the fused one. The loop asks for
 more hits until ``k`` distinct items are found after items missing from the docstore
@@ -163,6 +163,11 @@ class RetrievalOptions:
         return max(160 * self.k, self.start) if self.fetch_limit is None else self.fetch_limit
 
     @property
+    def lexical_depth(self) -> int:
+        """Chunks asked of the lexical index (``2 * k``), re-scored with the rest."""
+        return 2 * self.k
+
+    @property
     def rescore_depth(self) -> int:
         """Candidate chunks re-scored on the first search."""
         return 8 * self.k if self.rescore_candidates is None else self.rescore_candidates
@@ -247,7 +252,7 @@ def retrieve(
         rescore: Every representation of the given chunks, scored exactly (``None``
             when the store cannot; fusion then uses the searches' hits).
         lexical: The best chunks by their words (``None`` when the store has no
-            lexical index). Asked once, ``rescore_depth`` deep, when raw texts are
+            lexical index). Asked once, ``lexical_depth`` deep, when raw texts are
             among the kinds and ``lexical_weight`` is above 0; the chunks it finds
             join the re-scoring, and each adds its weighted, normalised score.
 
@@ -324,7 +329,7 @@ def _lexical_scores(
     """Chunk id -> (BM25 score / the best one, the question's words it holds)."""
     if lexical is None or options.lexical_weight <= 0 or RepresentationKind.RAW.value not in wanted:
         return {}
-    found = [hit for hit in lexical(query, options.rescore_depth) if hit.score > 0]
+    found = [hit for hit in lexical(query, options.lexical_depth) if hit.score > 0]
     if not found:
         return {}
     best = max(hit.score for hit in found)
