@@ -261,7 +261,16 @@ def test_a_crashed_write_is_completed_by_the_next_run(
     reindex: bool,
     attempt_case: str,
     rerun_with: str,
+    request: pytest.FixtureRequest,
 ) -> None:
+    known_bug = ("add", False, "document metadata changed", "previous chunks")
+    if (point, reindex, attempt_case, rerun_with) == known_bug:
+        # Known bug (issue 8, open): leftovers the next run writes again are kept rather than
+        # deleted first (a Chroma workaround the crash tests need), and here the rerun leaves
+        # the crashed attempt's metadata on one vector.
+        request.applymarker(
+            pytest.mark.xfail(strict=True, reason="a rerun after a crashed metadata edit keeps its metadata")
+        )
     previous = pages[RECOVERY] + pages[NETWORK]
     attempt = ATTEMPTS[attempt_case](page(tests_data, RECOVERY)) + pages[NETWORK]
     # Run again with what was attempted, or give up on the edit: what the crashed run
