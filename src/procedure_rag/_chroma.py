@@ -50,9 +50,9 @@ HNSW_SETTINGS: Mapping[str, Any] = MappingProxyType(
 
 _PREFIX = "procedure_rag:"
 
-#: Reads of records a concurrent delete removed fail on a Chroma server with this
-#: (chromadb 1.5); reading again sees the collection after the delete.
-_RACED_READ = "Error finding id"
+#: How a Chroma server (chromadb 1.5) fails a read that meets records a concurrent
+#: delete removed; reading again sees the collection after the delete.
+_RACED_READS = ("Error finding id", "Error getting embedding")
 _READ_ATTEMPTS = 3
 
 T = TypeVar("T")
@@ -205,16 +205,17 @@ def upsert(
 def read_retrying(read: Callable[[], T]) -> T:
     """``read()``, read again when a Chroma server fails it for a record deleted meanwhile.
 
-    A Chroma server (chromadb 1.5) fails a query or get that returns records' documents,
-    metadata or embeddings with ``InternalError: Error finding id`` when a writer deletes
-    one of the matched records during the read (seen under 32 reader threads and one
-    re-indexing writer). The read has no effect, so it is repeated, up to three times;
-    any other error, and the last one, propagate.
+    A Chroma server (chromadb 1.5) fails a query or get with ``InternalError: Error
+    executing plan: Internal error: Error finding id`` (or ``Error getting embedding``)
+    when a writer deletes one of the records it matched during the read: seen a few
+    times in thousands of queries from 32 threads beside a re-indexing writer. A read
+    has no effect, so it is repeated, up to three times; any other error, and the last
+    one, propagate.
     """
     for _ in range(_READ_ATTEMPTS - 1):
         try:
             return read()
         except Exception as exc:
-            if _RACED_READ not in str(exc):
+            if not any(message in str(exc) for message in _RACED_READS):
                 raise
     return read()
