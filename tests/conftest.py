@@ -11,6 +11,7 @@ really needs more can say so with pytest-socket's own ``enable_socket`` or
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import importlib.util
 import os
 import signal
@@ -21,6 +22,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 # Set before anything imports chromadb: its embedded client otherwise starts a
 # telemetry client that tries to reach the internet.
@@ -81,6 +83,51 @@ def layout_checks() -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture
+def one_blas_thread() -> Iterator[None]:
+    """numpy's OpenBLAS on one thread for the test, as before it (restored after).
+
+    Tests with dozens of threads embedding queries at once need it: OpenBLAS's own
+    worker threads then fight the callers for the cores. On the 2-core test machine
+    one re-indexing cycle under 32 querying threads took 88 s with OpenBLAS's default
+    (a thread per core) and 6.5 s with one. A service that embeds in many threads
+    should start with ``OPENBLAS_NUM_THREADS=1``; this does the same for a running
+    process, through OpenBLAS's own setter (as threadpoolctl does). A no-op where
+    numpy's BLAS is not an OpenBLAS this can find (outside Linux, another BLAS).
+    """
+    library = _openblas()
+    if library is None:
+        yield
+        return
+    get_threads, set_threads = library
+    before = int(get_threads())
+    set_threads(1)
+    try:
+        yield
+    finally:
+        set_threads(before)
+
+
+def _openblas() -> tuple[Any, Any] | None:
+    """The loaded OpenBLAS's ``get_num_threads`` and ``set_num_threads``, when there is one."""
+    import numpy  # noqa: F401, PLC0415 - loads the BLAS library numpy links
+
+    maps = Path("/proc/self/maps")
+    if not maps.is_file():
+        return None
+    paths = sorted(
+        {line.split()[-1] for line in maps.read_text().splitlines() if "openblas" in line and ".so" in line}
+    )
+    for path in paths:
+        library = ctypes.CDLL(path)
+        for prefix, suffix in (("scipy_openblas", "64_"), ("openblas", "64_"), ("openblas", "")):
+            get_threads = getattr(library, f"{prefix}_get_num_threads{suffix}", None)
+            set_threads = getattr(library, f"{prefix}_set_num_threads{suffix}", None)
+            if get_threads is not None and set_threads is not None:
+                return get_threads, set_threads
+    return None
 
 
 @pytest.fixture(scope="session")

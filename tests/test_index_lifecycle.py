@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 import pytest
 
 from procedure_rag import ProcedureChunker, chunk_metadata
-from procedure_rag._chroma import ChromaTarget, docstore_path, open_collection
+from procedure_rag._chroma import ChromaTarget, docstore_path, open_collection, upsert
 from procedure_rag._deterministic import generate_representations
 from procedure_rag._docstore import ChunkStore, StoredChunk
 from procedure_rag._embedding_identity import EmbeddingIdentity
@@ -78,7 +78,10 @@ class Index:
     def add(self, records: Sequence[VectorRecord]) -> None:
         if self.fail_add:
             records = records[: len(records) // 2]
-        self.collection.upsert(
+        # As the real backends: each record replaces what its id held, metadata included
+        # (Chroma's own upsert merges metadata). The writer relies on it.
+        upsert(
+            self.collection,
             ids=[r.vector_id for r in records],
             embeddings=[embed(r.text) for r in records],
             documents=[r.text for r in records],

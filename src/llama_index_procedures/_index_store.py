@@ -41,10 +41,11 @@ from llama_index.core.vector_stores.types import (
     MetadataFilter,
     MetadataFilters,
 )
-from llama_index.core.vector_stores.utils import build_metadata_filter_fn
+from llama_index.core.vector_stores.utils import build_metadata_filter_fn, node_to_metadata_dict
 
 from procedure_rag import STRUCTURAL_KEYS, read_metadata
-from procedure_rag._chroma import check_dimension
+from procedure_rag._chroma import check_dimension, read_retrying, upsert
+from procedure_rag._chroma_index import chroma_rescore as rescore_from_ledger
 from procedure_rag._docstore import ChunkStore, StoredChunk
 from procedure_rag._embedding_identity import PROBE_TEXT, EmbeddingIdentity, describe_model
 from procedure_rag._fusion import Hit
@@ -58,7 +59,7 @@ from procedure_rag._index import (
     write_chunks,
 )
 from procedure_rag._lexical import LexicalHit
-from procedure_rag._retrieval import ALL_KINDS, hits_from_vectors
+from procedure_rag._retrieval import ALL_KINDS, Rescore, hits_from_vectors
 
 __all__ = [
     "RESULT_KEYS",
@@ -71,6 +72,7 @@ __all__ = [
     "embedding_identity",
     "is_chroma",
     "kind_filters",
+    "ledger_rescore",
     "representation_node",
     "stored_chunks",
     "to_hits",
@@ -89,6 +91,9 @@ _LLM_EXCLUDED = (*(key for key in STRUCTURAL_KEYS if key != "section"), *RESULT_
 
 #: ``ChromaVectorStore.class_name()``: its scores are ``exp(-distance)``.
 _CHROMA = "ChromaVectorStore"
+
+#: Representations per Chroma upsert (Chroma bounds a call's batch).
+_UPSERT_BATCH = 512
 
 
 def embedding_identity(embed_model: BaseEmbedding) -> EmbeddingIdentity:
@@ -156,7 +161,8 @@ class IndexBackend:
 
     Representation nodes are embedded here (the index's own model is never asked) and go
     through ``insert_nodes``/``delete_nodes``, so a store that keeps no text (such as
-    ``SimpleVectorStore``) finds them in the index's docstore as usual.
+    ``SimpleVectorStore``) finds them in the index's docstore as usual; on Chroma they
+    are upserted into the collection, as ``ChromaVectorStore`` writes them.
 
     Args:
         index: The index holding the representations.
@@ -184,9 +190,12 @@ class IndexBackend:
         for node, vector in zip(nodes, vectors, strict=True):
             check_dimension(self._identity, len(vector), f"the embedding of representation {node.node_id!r}")
             node.embedding = vector
-        # Some stores (Chroma) ignore an add of an id they hold: delete first to replace.
-        self.delete([node.node_id for node in nodes])
-        self._index.insert_nodes(nodes)
+        if is_chroma(self._index):
+            _chroma_upsert(self._index, nodes)
+        else:
+            # Stores may ignore an add of an id they hold: delete first to replace.
+            self.delete([node.node_id for node in nodes])
+            self._index.insert_nodes(nodes)
         return [list(vector) for vector in vectors]
 
     def delete(self, ids: Sequence[str]) -> None:
@@ -201,6 +210,34 @@ class IndexBackend:
             self._index.delete_nodes(in_index, delete_from_docstore=True)
         if elsewhere:
             self._index.vector_store.delete_nodes(elsewhere)
+
+
+def _chroma_upsert(index: VectorStoreIndex, nodes: Sequence[TextNode]) -> None:
+    """Write ``nodes`` as ``ChromaVectorStore.add`` would, but replacing ids the collection holds.
+
+    Chroma's ``add`` skips an id it holds, and deleting a vector and adding it again
+    under the same id can leave it unreachable by search while ``get`` still returns it
+    (chroma-core/chroma#7758, chromadb 1.5.9): :func:`~procedure_rag._chroma.upsert`
+    replaces it in place, metadata included.
+    """
+    store = index.vector_store
+    flat = bool(getattr(store, "flat_metadata", True))
+    for start in range(0, len(nodes), _UPSERT_BATCH):
+        batch = nodes[start : start + _UPSERT_BATCH]
+        metadatas = [
+            {
+                key: "" if value is None else value  # as ChromaVectorStore.add: Chroma refuses None
+                for key, value in node_to_metadata_dict(node, remove_text=True, flat_metadata=flat).items()
+            }
+            for node in batch
+        ]
+        upsert(
+            store.client,
+            ids=[node.node_id for node in batch],
+            embeddings=[node.get_embedding() for node in batch],
+            metadatas=metadatas,
+            documents=[node.get_content(metadata_mode=MetadataMode.NONE) for node in batch],
+        )
 
 
 class RawNodes:
@@ -218,6 +255,11 @@ class RawNodes:
     def __init__(self, docstore: ChunkStore | BaseDocumentStore) -> None:
         self._mirror = None if isinstance(docstore, ChunkStore) else docstore
         self.ledger = docstore if isinstance(docstore, ChunkStore) else ChunkStore()
+
+    @property
+    def lists_every_vector(self) -> bool:
+        """Whether the ledger is the chunk store's file, so it lists every vector written to the index."""
+        return self._mirror is None
 
     def lexical_search(self, query: str, n: int) -> list[LexicalHit]:
         """The chunk store's lexical search (nothing with a LlamaIndex docstore: it keeps no index)."""
@@ -341,6 +383,35 @@ def kind_filters(filters: MetadataFilters | None, kinds: Iterable[str]) -> Metad
     return MetadataFilters(filters=[filters, by_kind], condition=FilterCondition.AND)
 
 
+def ledger_rescore(
+    index: VectorStoreIndex,
+    query_vector: Sequence[float],
+    *,
+    ledger: ChunkStore,
+    searched: Sequence[Hit],
+) -> Rescore:
+    """Candidates re-scored from the ledger, as ``ChromaIndex`` and the LangChain retriever do.
+
+    For a ledger that lists every vector of the index (the chunk store's file): each
+    candidate's live vectors, their kinds and texts from the ledger and their embeddings
+    as the writer recorded them (Chroma is asked by id only for vectors written without
+    one). No filtered read of the collection, which costs a scan of it and, on a Chroma
+    server, races a writer's deletes ("Error finding id"). Vectors the ledger never
+    listed (another tool wrote them, such as langchain-chroma) keep the hits the last
+    search found in ``searched``; vectors it lists but no longer as live are left out.
+    """
+    exact = rescore_from_ledger(index.vector_store.client.get, query_vector, store=ledger)
+
+    def rescore(doc_ids: Sequence[str]) -> list[Hit]:
+        hits = list(exact(doc_ids))
+        wanted = set(doc_ids)
+        others = [hit for hit in searched if hit.doc_id in wanted]
+        listed = ledger.vector_states(hit.representation_id for hit in others)
+        return hits + [hit for hit in others if hit.representation_id not in listed]
+
+    return rescore
+
+
 def can_rescore(index: VectorStoreIndex, filters: MetadataFilters | None) -> bool:
     """Whether :func:`chroma_rescore` applies: a Chroma store, and filters it can check here."""
     return is_chroma(index) and (
@@ -364,8 +435,10 @@ def chroma_rescore(
     filter on a representation's own keys holds as it did in the search.
     """
     collection = index.vector_store.client
-    got = collection.get(
-        where={id_key: {"$in": list(doc_ids)}}, include=["embeddings", "documents", "metadatas"]
+    got = read_retrying(
+        lambda: collection.get(
+            where={id_key: {"$in": list(doc_ids)}}, include=["embeddings", "documents", "metadatas"]
+        )
     )
     ids: list[str] = list(got["ids"])
     metadatas: list[Mapping[str, object] | None] = list(got["metadatas"] or [None] * len(ids))

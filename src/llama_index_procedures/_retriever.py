@@ -36,6 +36,7 @@ from llama_index_procedures._index_store import (
     embedding_identity,
     is_chroma,
     kind_filters,
+    ledger_rescore,
     stored_chunks,
     to_hits,
 )
@@ -46,14 +47,23 @@ from procedure_rag._chroma import (
     check_dimension,
     docstore_path,
     open_collection,
+    read_retrying,
 )
 from procedure_rag._docstore import ChunkStore
 from procedure_rag._embedding_identity import EmbeddingIdentity, EmbeddingMismatchError
-from procedure_rag._fusion import FusionMethod
+from procedure_rag._fusion import FusionMethod, Hit
 from procedure_rag._index import IndexReport, RepresentationSource
 from procedure_rag._llm import represent
 from procedure_rag._representation_cache import RepresentationCache
-from procedure_rag._retrieval import LEXICAL_WEIGHT, Found, RetrievalOptions, Retrieved, check_query, retrieve
+from procedure_rag._retrieval import (
+    LEXICAL_WEIGHT,
+    Found,
+    Rescore,
+    RetrievalOptions,
+    Retrieved,
+    check_query,
+    retrieve,
+)
 
 __all__ = ["ProcedureIndexer", "ProcedureMultiVectorRetriever"]
 
@@ -404,17 +414,21 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
         check_dimension(self._identity, len(embedding), "the query embedding")
         bundle = QueryBundle(query_str=query, embedding=list(embedding))
 
+        searched: list[Hit] = []  # the last search's hits, for the ledger's re-scoring
+
         def search(n: int, kinds: frozenset[str]) -> Found:
             vectors = self._index.as_retriever(similarity_top_k=n, filters=kind_filters(self._filters, kinds))
-            found = vectors.retrieve(bundle)
-            hits = to_hits(found, id_key=self._id_key, chroma=self._chroma)
-            return Found(hits=hits, exhausted=len(found) < n)
+            found = read_retrying(lambda: vectors.retrieve(bundle))
+            searched[:] = to_hits(found, id_key=self._id_key, chroma=self._chroma)
+            return Found(hits=list(searched), exhausted=len(found) < n)
 
-        rescore = (
-            partial(chroma_rescore, self._index, embedding, id_key=self._id_key, filters=self._filters)
-            if self._rescore
-            else None
-        )
+        rescore: Rescore | None = None
+        if self._rescore and self._filters is None and self._raw.lists_every_vector:
+            rescore = ledger_rescore(self._index, embedding, ledger=self._raw.ledger, searched=searched)
+        elif self._rescore:
+            rescore = partial(
+                chroma_rescore, self._index, embedding, id_key=self._id_key, filters=self._filters
+            )
         result = retrieve(
             query,
             search=search,

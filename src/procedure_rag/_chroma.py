@@ -17,11 +17,11 @@ with :class:`EmbeddingMismatchError` before anything is read or written.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 from procedure_rag._embedding_identity import EmbeddingIdentity, EmbeddingMismatchError
 
@@ -34,6 +34,8 @@ __all__ = [
     "check_dimension",
     "docstore_path",
     "open_collection",
+    "read_retrying",
+    "upsert",
 ]
 
 DEFAULT_COLLECTION = "procedure_rag"
@@ -47,6 +49,13 @@ HNSW_SETTINGS: Mapping[str, Any] = MappingProxyType(
 )
 
 _PREFIX = "procedure_rag:"
+
+#: How a Chroma server (chromadb 1.5) fails a read that meets records a concurrent
+#: delete removed; reading again sees the collection after the delete.
+_RACED_READS = ("Error finding id", "Error getting embedding")
+_READ_ATTEMPTS = 3
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,3 +168,54 @@ def check_dimension(identity: EmbeddingIdentity, vector_length: int, what: str) 
             f"{identity.dimension} from {identity.name!r}"
         )
         raise EmbeddingMismatchError(msg)
+
+
+def upsert(
+    collection: Any,  # noqa: ANN401 - chromadb.Collection
+    *,
+    ids: Sequence[str],
+    embeddings: Sequence[Sequence[float]],
+    metadatas: Sequence[Mapping[str, Any]],
+    documents: Sequence[str],
+) -> None:
+    """Write records by id, each replacing the record stored under its id, metadata included.
+
+    Chroma's own ``upsert`` merges the new metadata into a stored record's, so a key the
+    chunk no longer has would stay on its vectors (and a filter on it would still match
+    them): keys stored but not given are removed here (Chroma removes a key set to
+    ``None``). Replacing in place, rather than deleting and adding again, also keeps
+    the vector reachable by search (chroma-core/chroma#7758: a vector deleted and added
+    again under the same id may not be found by ``query``).
+    """
+    stored = collection.get(ids=list(ids), include=["metadatas"])
+    stored_metadatas = stored["metadatas"] or [None] * len(stored["ids"])
+    old_keys = {
+        vector_id: set(metadata or ())
+        for vector_id, metadata in zip(stored["ids"], stored_metadatas, strict=True)
+    }
+    replacing = [
+        {**dict.fromkeys(old_keys.get(vector_id, set()) - set(metadata)), **metadata}
+        for vector_id, metadata in zip(ids, metadatas, strict=True)
+    ]
+    collection.upsert(
+        ids=list(ids), embeddings=list(embeddings), metadatas=replacing, documents=list(documents)
+    )
+
+
+def read_retrying(read: Callable[[], T]) -> T:
+    """``read()``, read again when a Chroma server fails it for a record deleted meanwhile.
+
+    A Chroma server (chromadb 1.5) fails a query or get with ``InternalError: Error
+    executing plan: Internal error: Error finding id`` (or ``Error getting embedding``)
+    when a writer deletes one of the records it matched during the read: seen a few
+    times in thousands of queries from 32 threads beside a re-indexing writer. A read
+    has no effect, so it is repeated, up to three times; any other error, and the last
+    one, propagate.
+    """
+    for _ in range(_READ_ATTEMPTS - 1):
+        try:
+            return read()
+        except Exception as exc:
+            if not any(message in str(exc) for message in _RACED_READS):
+                raise
+    return read()

@@ -22,7 +22,14 @@ from typing import Any, Protocol, Self
 
 import numpy as np
 
-from procedure_rag._chroma import DEFAULT_COLLECTION, ChromaTarget, docstore_path, open_collection
+from procedure_rag._chroma import (
+    DEFAULT_COLLECTION,
+    ChromaTarget,
+    docstore_path,
+    open_collection,
+    read_retrying,
+    upsert,
+)
 from procedure_rag._docstore import ChunkStore, StoredChunk
 from procedure_rag._embedding_identity import PROBE_TEXT, EmbeddingIdentity, describe_model
 from procedure_rag._embeddings import OfflineEmbedder
@@ -135,8 +142,10 @@ def chroma_search(
 
     def search(n: int, kinds: frozenset[str]) -> Found:
         clause = where if kinds >= ALL_KINDS else kinds_where(where, kinds)
-        found = collection.query(
-            query_embeddings=[embedding], n_results=n, where=clause or None, include=["distances"]
+        found = read_retrying(
+            lambda: collection.query(
+                query_embeddings=[embedding], n_results=n, where=clause or None, include=["distances"]
+            )
         )
         ids: list[str] = list(found["ids"][0])
         details = store.vector_details(ids)
@@ -175,7 +184,8 @@ def chroma_rescore(
         rows = store.vectors_of_chunks(doc_ids)
         if where and rows:
             # The caller's filter holds in the re-scoring too: the store decides which pass.
-            passing = set(get(ids=[row.vector_id for row in rows], where=dict(where), include=[])["ids"])
+            ids = [row.vector_id for row in rows]
+            passing = set(read_retrying(lambda: get(ids=ids, where=dict(where), include=[]))["ids"])
             rows = [row for row in rows if row.vector_id in passing]
         vectors: dict[str, Any] = {
             row.vector_id: np.frombuffer(row.embedding, dtype=np.float32)
@@ -185,7 +195,7 @@ def chroma_rescore(
         unrecorded = [row.vector_id for row in rows if row.embedding is None]
         if unrecorded:
             # Written by a store that embedded out of sight: Chroma hands them back by id.
-            found = get(ids=unrecorded, include=["embeddings"])
+            found = read_retrying(lambda: get(ids=unrecorded, include=["embeddings"]))
             vectors.update(zip(found["ids"], found["embeddings"], strict=True))
         kept = [row for row in rows if row.vector_id in vectors]
         return hits_from_vectors(
@@ -227,7 +237,8 @@ class CollectionBackend:
             batch = records[start : start + self._batch_size]
             texts = [record.text for record in batch]
             embeddings = self._embedder.embed_documents(texts)
-            self._collection.upsert(
+            upsert(
+                self._collection,
                 ids=[record.vector_id for record in batch],
                 embeddings=embeddings,
                 documents=texts,

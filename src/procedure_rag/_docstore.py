@@ -372,6 +372,23 @@ class ChunkStore(SQLiteStore):
                     found[vector_id] = (chunk_id, kind, text)
         return found
 
+    def vector_states(self, vector_ids: Iterable[str]) -> dict[str, str]:
+        """``vector id -> state`` (``"pending"``, ``"live"`` or ``"stale"``) of the ids the ledger lists.
+
+        An id missing from the answer was never written through the ledger (another tool
+        wrote it to the vector store).
+
+        Raises:
+            ValueError: When the store is closed.
+        """
+        found: dict[str, str] = {}
+        with self._lock:
+            conn = self._connection()
+            for batch in _batches(sorted(set(vector_ids))):
+                query = f"SELECT vector_id, state FROM vectors WHERE vector_id IN ({_marks(batch)})"  # noqa: S608 - only "?" marks are formatted in
+                found.update(conn.execute(query, batch).fetchall())
+        return found
+
     def vectors_of_chunks(self, chunk_ids: Iterable[str]) -> list[LedgerVector]:
         """Every live vector of ``chunk_ids``, with its kind, text and (when recorded) embedding.
 

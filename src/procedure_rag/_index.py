@@ -4,9 +4,10 @@ The lifecycle lives here, once, for both adapters. :func:`write_chunks` files ch
 source; for each source it
 
 1. deletes what an earlier run left behind (stale vectors, and pending vectors of a
-   write that died part way),
+   write that died part way), except vectors this call writes again,
 2. records the vectors it is about to write (pending), writes the new ones to the
-   vector store (vectors already live for an unchanged chunk are not embedded again),
+   vector store, each replacing (metadata included) what its id held (vectors already
+   live for an unchanged chunk are not embedded again),
 3. commits the source's chunks and live vectors to the docstore in one transaction,
 4. deletes the source's vectors that are no longer wanted.
 
@@ -19,7 +20,7 @@ implements over its framework's stores.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -81,7 +82,10 @@ class VectorBackend(Protocol):
     """What the writer needs from a vector store; each adapter implements it."""
 
     def add(self, records: Sequence[VectorRecord]) -> Sequence[Sequence[float]] | None:
-        """Embed and store ``records``, replacing any with the same ids.
+        """Embed and store ``records``, each replacing the record with its id (metadata included).
+
+        The writer relies on it: what a killed run left under an id this run writes
+        again is not deleted first (see :func:`write_chunks`).
 
         Returns:
             The embeddings, in the order of ``records``, when the backend made them
@@ -250,7 +254,8 @@ def write_chunks(
     for record in records:
         records_by_source.setdefault(by_id[str(record.metadata[id_key])].source_id, []).append(record)
 
-    report = IndexReport(vectors_removed=_clean(store, backend))
+    # Leftovers this call writes again are replaced by the write, not deleted first.
+    report = IndexReport(vectors_removed=_clean(store, backend, keep={r.vector_id for r in records}))
     for source_id, source_chunks in by_source.items():
         report += _write_source(
             source_id,
@@ -351,8 +356,17 @@ def _same(a: Mapping[str, Scalar], b: Mapping[str, Scalar]) -> bool:
     return json.dumps(dict(a), sort_keys=True) == json.dumps(dict(b), sort_keys=True)
 
 
-def _clean(store: ChunkStore, backend: VectorBackend) -> int:
-    leftovers = store.stale_vectors()
+def _clean(store: ChunkStore, backend: VectorBackend, *, keep: Set[str] = frozenset()) -> int:
+    """Delete what an earlier call left behind (stale vectors, pending ones of a write that died).
+
+    Vectors in ``keep`` are left alone: the caller is about to write them again under
+    the same ids (an id is a hash of the chunk and the text, so the content is the
+    same), and the write replaces them. Deleting them first would also be risky on
+    Chroma: a vector deleted and added again under the same id can become unreachable
+    by search while ``get`` still returns it (chroma-core/chroma#7758, seen on 1.5.9
+    when the vector was written by another process: the case of a run that was killed).
+    """
+    leftovers = [vector_id for vector_id in store.stale_vectors() if vector_id not in keep]
     _delete_vectors(store, backend, leftovers)
     return len(leftovers)
 
