@@ -37,6 +37,7 @@ from procedure_rag._index import (
     IndexReport,
     RepresentationSource,
     VectorBackend,
+    check_delete_selector,
     delete_chunks,
     delete_sources,
     stored_chunk,
@@ -279,9 +280,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
         Raises:
             ValueError: When neither or both of ``source_ids`` and ``ids`` are given.
         """
-        if (source_ids is None) == (ids is None):
-            msg = "give either source_ids or ids to delete"
-            raise ValueError(msg)
+        check_delete_selector(source_ids, ids)
         backend = self._backend()
         if source_ids is not None:
             removed = [cid for s in source_ids for cid in self._ledger.ids_for_source(s)]

@@ -38,6 +38,7 @@ from procedure_rag._index import (
     IndexReport,
     RepresentationSource,
     VectorRecord,
+    check_delete_selector,
     delete_chunks,
     delete_sources,
     make_representations,
@@ -409,9 +410,7 @@ class ChromaIndex:
         Raises:
             ValueError: When neither or both of ``source_ids`` and ``ids`` are given.
         """
-        if (source_ids is None) == (ids is None):
-            msg = "give either source_ids or ids to delete"
-            raise ValueError(msg)
+        check_delete_selector(source_ids, ids)
         backend = CollectionBackend(
             self._collection, self._embedder, batch_size=self._batch_size, total=0, progress=None
         )

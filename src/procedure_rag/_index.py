@@ -282,6 +282,13 @@ def delete_sources(source_ids: Iterable[str], *, store: ChunkStore, backend: Vec
     return report
 
 
+def check_delete_selector(source_ids: Sequence[str] | None, ids: Sequence[str] | None) -> None:
+    """Raise ValueError unless exactly one of ``source_ids`` and ``ids`` is given (a delete's selector)."""
+    if (source_ids is None) == (ids is None):
+        msg = "give either source_ids or ids to delete"
+        raise ValueError(msg)
+
+
 def delete_chunks(chunk_ids: Iterable[str], *, store: ChunkStore, backend: VectorBackend) -> IndexReport:
     """Remove chunks by id, with their vectors (unknown ids are ignored)."""
     wanted = list(dict.fromkeys(chunk_ids))
