@@ -65,6 +65,7 @@ from _retrieval_eval import (
     Tokens,
     load_dataset,
     locate,
+    merge,
     row,
     score_question,
 )
@@ -703,8 +704,14 @@ class OursRanker:
 def returned_of(chunk: Any) -> Returned:  # noqa: ANN401 - a StoredChunk or a LangChain Document
     metadata = chunk.metadata
     text = chunk.text if hasattr(chunk, "text") else chunk.page_content
-    spans = tuple((int(a), int(b)) for a, b in json.loads(metadata.get("source_spans") or "[]"))
-    return Returned(str(metadata["source"]), text, spans)
+    # What the chunk shows: its own source spans and the lines it repeats as context (the
+    # lead-in, the steps a part sits under), as a baseline's overlap is located in its source.
+    shown = [
+        (int(a), int(b))
+        for key in ("context_spans", "source_spans")
+        for a, b in json.loads(metadata.get(key) or "[]")
+    ]
+    return Returned(str(metadata["source"]), text, merge(shown))
 
 
 def _records(corpus: ProcedureCorpus, *, raw_only: bool) -> list[Any]:
@@ -1058,6 +1065,9 @@ def rules(k: int, budget: int) -> dict[str, str]:
         "order, the chunk that crosses the budget truncated to the tokens left (keeping that leading share "
         "of its source "
         f"characters), later chunks dropped; {k} and 10 still cap the count",
+        "ours": "our chunks' spans are their source spans plus the spans of the lines they repeat as "
+        "context (context_spans: the lead-in and the steps above a part that opens inside a list), as "
+        "the baselines' overlapping text is located in the source",
         "locating": "methods without source spans: each chunk text is located in its document ignoring "
         "whitespace (searched from the previous chunk's start, then anywhere); a chunk not found whole is "
         "located line by line; counts per method in 'runs'",

@@ -652,3 +652,93 @@ def test_a_step_that_fits_a_chunk_is_not_split_from_its_sub_steps(source: str, b
 def test_a_note_after_an_intervening_paragraph_binds_to_no_step(source: str) -> None:
     (child,) = children(source)
     assert [s.caution for s in child.steps] == ["", ""]
+
+
+# ----- a step over budget: cut between its sub-procedures, the steps above repeated -------------
+
+_PROXY = {
+    "en": (
+        "# Proxy\n\nThere are two ways to set a proxy:\n\n"
+        "1. **Settings app:**\n"
+        "    1. Per-user proxy (20H2 and earlier):\n"
+        "        1. Open the Start menu and select Settings.\n"
+        "        2. Select Network and Internet, then Proxy in the left menu.\n"
+        "        3. Scroll down to Manual proxy setup and turn on Use a proxy server.\n"
+        "        4. Enter the IP address of the proxy server.\n"
+        "    2. Wi-Fi proxy (21H1 and later):\n"
+        "        1. Open the Start menu and go to the Wi-Fi network's properties page.\n"
+        "        2. Scroll down to Proxy.\n"
+        "        3. Change to Manual setup.\n"
+        "        4. Enter the IP address of the proxy server.\n"
+        "2. **MDM:** follow your MDM's Wi-Fi profile steps.\n",
+        "2. Wi-Fi proxy (21H1 and later):",
+    ),
+    "ja": (
+        "# プロキシ\n\nプロキシを設定するには、次の 2 つの方法があります。\n\n"
+        "1. **設定 UI:**\n"
+        "    1. ユーザーごとのプロキシ (20H2 以前):\n"
+        "        1. スタート メニューを開き、[設定] を選択します。\n"
+        "        2. [ネットワークとインターネット] を選択して左のメニューでプロキシを選択します。\n"
+        "        3. [手動プロキシの設定] まで下にスクロールし、[プロキシ サーバーの使用] をオンにします。\n"
+        "        4. プロキシ サーバーの IP アドレスを入力します。\n"
+        "    2. WiFi プロキシ (21H1 以降):\n"
+        "        1. スタート メニューを開き、Wi-Fi ネットワークのプロパティ ページにアクセスします。\n"
+        "        2. プロキシまで下方向へスクロールします。\n"
+        "        3. 手動セットアップに変更します。\n"
+        "        4. プロキシ サーバーの IP アドレスを入力します。\n"
+        "2. **MDM:** MDM の Wi-Fi プロファイルの手順に従います。\n",
+        "2. WiFi プロキシ (21H1 以降):",
+    ),
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_a_step_over_budget_keeps_each_sub_procedure_whole_under_its_step(lang: str) -> None:
+    """Step 1 does not fit a chunk: it is cut between its two sub-procedures, not inside one,
+    and the part holding the second repeats step 1's line, so "21H1 and later" stays with its
+    sub-steps and their numbers keep their parent."""
+    source, second = _PROXY[lang]
+    budget = 420 if lang == "en" else 230
+    chunks = children(source, budget, length_function=len, source_format="markdown")
+    assert all(len(c.text) <= budget for c in chunks)
+    (holder,) = [c for c in chunks if second in c.text]
+    lines = body_lines(holder)
+    first_step = "1. **Settings app:**" if lang == "en" else "1. **設定 UI:**"
+    assert first_step in lines
+    assert lines.index(first_step) < lines.index(f"  {second}")
+    # the four sub-steps of the second sub-procedure are all here, numbered under it
+    nested = [(st.parent_number, st.number) for st in holder.steps if st.depth == 2]
+    assert nested == [("2.", "1."), ("2.", "2."), ("2.", "3."), ("2.", "4.")]
+    # step 1's repeated line is context: not a step of this chunk, not in its source spans,
+    # but in its context spans
+    assert [st.number for st in holder.steps if st.depth == 0] in ([], ["2."])
+    start = source.index(first_step.split("**")[1])
+    assert not any(s.start <= start < s.end for s in holder.source_spans)
+    assert any(s.start <= start < s.end for s in holder.context_spans)
+    # nothing was cut inside a sub-procedure: each sub-step appears in exactly one chunk
+    sub_steps = [c for c in chunks for st in c.steps if st.depth == 2]
+    assert len(sub_steps) == 8
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_a_note_that_must_leave_its_step_takes_the_step_line_along(lang: str) -> None:
+    note = (
+        "If you progress past the Wi-Fi step and later need to switch networks while still in setup, "
+        "press Volume Down and Power together to return to this step."
+        if lang == "en"
+        else "Wi-Fi の手順よりも先に進んでいて、後でセットアップ中に別のネットワークに切り替える必要がある場合は、"
+        "[ボリューム ダウン] と [電源] を同時に押して、この手順に戻ることができます。"
+    )
+    step = "Connect to the internet." if lang == "en" else "インターネットに接続します。"
+    detail = (
+        "HoloLens sets your time zone from the Wi-Fi network; you can change it later in Settings."
+        if lang == "en"
+        else "Wi-Fi ネットワークの情報に基づいて、タイム ゾーンが自動的に設定されます。後で設定アプリから変更できます。"
+    )
+    source = f"# Setup\n\n1. Put it on.\n2. {step}\n\n    {detail}\n\n    > [!NOTE]\n    > {note}\n3. Sign in.\n"
+    budget = 260 if lang == "en" else 150
+    chunks = children(source, budget, length_function=len, source_format="markdown")
+    assert all(len(c.text) <= budget for c in chunks)
+    (holder,) = [c for c in chunks if note[:20] in c.text]
+    assert f"2. {step}" in body_lines(holder), holder.text
+    assert not holder.source_spans[0].start <= source.index(step) < holder.source_spans[-1].end

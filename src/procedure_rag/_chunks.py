@@ -92,7 +92,8 @@ def _steps(
         if el.element_id not in seen:
             seen.add(el.element_id)
             items.append(el)
-    numbers = {i.element_id: i.number for i in items}
+    # Steps repeated above a part that opens inside them give their numbers too.
+    numbers = {i.element_id: i.number for i in (*block.context, *items)}
     out = []
     for item in items:
         parent_number = numbers.get(item.parent_id or "", "")
@@ -203,6 +204,7 @@ def build_children(
                 lead_in=lead.text if lead is not None else "",
                 condition=condition,
                 source_spans=spans,
+                context_spans=merge_spans([line.shows for line in block.lines]),
                 element_ids=tuple(e.element_id for e in elements),
                 related_elements=tuple(
                     (

@@ -39,6 +39,7 @@ JSON_KEYS = (
     "steps",
     "related_elements",
     "source_spans",
+    "context_spans",
     "child_ids",
     "element_ids",
     "pages",
@@ -66,6 +67,7 @@ STRUCTURAL_KEYS = (
     "has_result",
     "related_elements",
     "source_spans",
+    "context_spans",
     "element_ids",
     "child_ids",
     "continued",
@@ -181,6 +183,7 @@ def chunk_metadata(chunk: Chunk, document_metadata: Mapping[str, Any] | None = N
                 [{"element_id": e, "kind": k, "chunk_id": c} for e, k, c in chunk.related_elements]
             ),
             "source_spans": _dumps([[s.start, s.end] for s in chunk.source_spans]),
+            "context_spans": _dumps([[s.start, s.end] for s in chunk.context_spans]),
             "element_ids": _dumps(list(chunk.element_ids)),
             "child_ids": _dumps(list(chunk.child_ids)),
             "continued": chunk.continued,
@@ -277,6 +280,7 @@ def chunk_from_metadata(text: str, metadata: Mapping[str, Any]) -> Chunk:
             lead_in=str(meta.get("lead_in", "")),
             condition=str(meta.get("condition", "")),
             source_spans=tuple(Span(start, end) for start, end in meta.get("source_spans", ())),
+            context_spans=tuple(Span(start, end) for start, end in meta.get("context_spans", ())),
             element_ids=tuple(meta.get("element_ids", ())),
             related_elements=tuple(
                 (e["element_id"], e["kind"], e["chunk_id"]) for e in meta.get("related_elements", ())

@@ -7,6 +7,9 @@ Rules, in order of priority:
 * never split inside a step, or between a lead-in and the first of its steps;
 * a list over budget splits between steps, and every part repeats the heading
   path and the lead-in;
+* a step over budget (with its sub-steps) splits between its sub-steps, keeping
+  each sub-procedure whole where it fits, and a part that opens inside a step
+  repeats the first line of every step it sits under;
 * a single step (or paragraph) over budget splits at sentence ends, and every
   piece after the first says it continues; a sentence longer than the budget is
   cut at a space or, failing that, anywhere;
@@ -29,6 +32,7 @@ from procedure_rag._units import Section, Unit
 __all__ = ["Block", "Line", "Measure", "labelled", "pack_section"]
 
 _BULLETS = {"-", "*", "+"}
+_BEFORE_ITEMS = 1 << 30
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}")
 
 
@@ -42,6 +46,7 @@ class Line:
         element: The element it renders, or ``None`` for repeated context.
         span: The part of the source it covers (``None`` for repeated context).
         continued: True when this line continues a step or paragraph cut to fit.
+        shows: For repeated context, the part of the source it repeats, when known.
     """
 
     text: str
@@ -49,6 +54,7 @@ class Line:
     element: LayoutElement | None
     span: Span | None
     continued: bool = False
+    shows: Span | None = None
 
 
 @dataclass
@@ -66,6 +72,7 @@ class Block:
     carried: list[LayoutElement] = field(default_factory=list)
     continued: bool = False
     units: list[Unit] = field(default_factory=list)
+    context: list[LayoutElement] = field(default_factory=list)
     size: int = field(default=0, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -247,6 +254,77 @@ def _source_lines(el: LayoutElement, source: str) -> list[Span]:
     return spans
 
 
+@dataclass
+class _StepNode:
+    """A step's lines (its item and what is bound to it) and the steps nested under it."""
+
+    element: LayoutElement
+    lines: list[Line]
+    level: int
+    children: list[_StepNode] = field(default_factory=list)
+    cost: int = 0
+
+    def all_lines(self) -> list[Line]:
+        """Its lines and those of every step under it, in reading order."""
+        out: list[Line] = []
+        todo = [self]
+        while todo:  # iterative: lists nest a thousand deep in the wild
+            node = todo.pop()
+            out.extend(node.lines)
+            todo.extend(reversed(node.children))
+        return out
+
+
+@dataclass
+class _ListState:
+    """The part being filled while a list is cut, and the parts done."""
+
+    block: Block
+    parts: list[Block] = field(default_factory=list)
+    has_step: bool = False
+    may_break: bool = False
+
+    def add(self, lines: list[Line]) -> None:
+        self.block.extend(lines)
+        self.has_step = self.has_step or bool(lines)
+
+
+def _step_tree(
+    unit: Unit, lead: LayoutElement | None, lines_of: Callable[[LayoutElement], list[Line]]
+) -> list[_StepNode]:
+    """The list's steps as a tree, in reading order; other elements join the step before them."""
+    roots: list[_StepNode] = []
+    stack: list[_StepNode] = []
+    for el in unit.elements:
+        if el is lead:
+            continue
+        lines = lines_of(el)
+        if el.kind is ElementKind.LIST_ITEM or not stack:
+            # Anything before the first item stands alone: the next item closes it.
+            level = el.level if el.kind is ElementKind.LIST_ITEM else _BEFORE_ITEMS
+            while stack and stack[-1].level >= level:
+                stack.pop()
+            node = _StepNode(el, lines, level)
+            (stack[-1].children if stack else roots).append(node)
+            stack.append(node)
+        else:
+            stack[-1].lines.extend(lines)
+    _add_costs(roots)
+    return roots
+
+
+def _add_costs(roots: list[_StepNode]) -> None:
+    """Set each node's cost: its lines and everything under it (children before parents)."""
+    order: list[_StepNode] = []
+    todo = list(roots)
+    while todo:
+        node = todo.pop()
+        order.append(node)
+        todo.extend(node.children)
+    for node in reversed(order):
+        node.cost = sum(line.cost for line in node.lines) + sum(child.cost for child in node.children)
+
+
 class _Packer:
     """Packs the units of one section into blocks."""
 
@@ -382,7 +460,7 @@ class _Packer:
             return []
         out = []
         if len(lead_lines) == 1 and lead_lines[0].cost <= self.avail // 3:
-            out.append(Line(lead_lines[0].text, lead_lines[0].cost, None, None))
+            out.append(Line(lead_lines[0].text, lead_lines[0].cost, None, None, shows=lead_lines[0].span))
         condition = lead_in_condition(lead.text, self.lexicon)
         if condition and (not out or out[0].text != condition):
             out.append(Line(condition, self.m.line(condition), None, None))
@@ -392,9 +470,13 @@ class _Packer:
         """Cut a list into parts: between steps, each part opening with the lead-in again.
 
         A step (with its sub-steps and bound notes) that does not fit the rest of the
-        current part starts a new part; only a step longer than a whole part is cut
-        between its lines. A short lead-in stays with the first step; a long one is
-        ordinary text that may end a part of its own.
+        current part starts a new part. A step longer than a whole part is cut between
+        its sub-steps, keeping each sub-procedure whole where it fits, and a part that
+        opens inside a step repeats the steps it sits under (``1. Settings UI:`` /
+        ``2. Wi-Fi proxy (21H1 and later):``), so the condition that governs the
+        sub-steps stays with them; only a step with no sub-steps that fits nowhere is
+        cut between its lines. A short lead-in stays with the first step; a long one
+        is ordinary text that may end a part of its own.
         """
         lead = unit.lead_in
         lead_lines = self.lines_of(lead) if lead is not None else []
@@ -402,56 +484,84 @@ class _Packer:
         lead_sticks = sum(line.cost for line in lead_lines) <= self.avail // 3
         # Steps cut to fit leave room for the shortest repeat, so every part can open with it.
         reserve = repeats[-1].cost if repeats else 0
-        groups: list[list[Line]] = []
-        top = min((e.level for e in unit.elements if e.kind is ElementKind.LIST_ITEM), default=0)
-        for el in unit.elements:
-            if el is lead:
-                continue
-            if (el.kind is ElementKind.LIST_ITEM and el.level == top) or not groups:
-                groups.append([])
-            groups[-1].extend(self.lines_of(el, reserve=reserve))
-        parts: list[Block] = []
-        block = Block((), "list", lead_in=lead, carried=list(unit.carried), units=[unit])
+        roots = _step_tree(unit, lead, lambda el: self.lines_of(el, reserve=reserve))
+        state = _ListState(Block((), "list", lead_in=lead, carried=list(unit.carried), units=[unit]))
         for line in lead_lines:  # a long lead-in is text like any other: it may fill parts of its own
-            if block.lines and block.size + line.cost > self.avail:
-                parts.append(block)
-                block = Block((), "list", lead_in=lead, continued=True, units=[unit])
-            block.add(line)
+            if state.block.lines and state.block.size + line.cost > self.avail:
+                state.parts.append(state.block)
+                state.block = Block((), "list", lead_in=lead, continued=True, units=[unit])
+            state.block.add(line)
+        # Whether the current part holds a step yet (lead-in and repeated lines are not
+        # steps): every line of a node renders a step or what sits under it.
+        state.may_break = bool(lead_lines) and not lead_sticks
+        for node in roots:
+            self._place(node, state, unit, repeats)
+        state.parts.append(state.block)
+        return state.parts
 
-        def fresh(next_cost: int) -> Block:
-            parts.append(block)
-            new = Block((), "list", lead_in=lead, continued=True, units=[unit])
-            # The whole lead-in if it fits, else its condition: lines were cut to leave room for it.
-            repeat = next(
-                (r for r in repeats if r.cost + next_cost <= self.avail), repeats[-1] if repeats else None
-            )
-            if repeat is not None:
-                new.add(repeat)
-            return new
-
-        # Whether the current part holds a step yet (lead-in and repeated lines are not steps):
-        # every line of a group renders a step or what sits under it.
-        has_step = False
-        for group in groups:
-            group_cost = sum(line.cost for line in group)
-            if block.size + group_cost <= self.avail:
-                block.extend(group)
-                has_step = has_step or bool(group)
+    def _place(self, root: _StepNode, state: _ListState, unit: Unit, repeats: list[Line]) -> None:
+        """Put one step and everything under it into the parts, cutting only when it must."""
+        todo: list[tuple[_StepNode, tuple[_StepNode, ...]]] = [(root, ())]
+        while todo:  # iterative: lists nest a thousand deep in the wild
+            node, above = todo.pop()
+            cost = node.cost
+            if state.block.size + cost <= self.avail:
+                state.add(node.all_lines())
                 continue
-            if has_step or (lead_lines and not lead_sticks):
-                block = fresh(group_cost if group_cost <= self.avail else group[0].cost)
-                has_step = False
-                if block.size + group_cost <= self.avail:
-                    block.extend(group)
-                    has_step = bool(group)
+            if state.has_step or state.may_break:
+                self._fresh(state, unit, repeats, above, cost if cost <= self.avail else node.lines[0].cost)
+                if state.block.size + cost <= self.avail:
+                    state.add(node.all_lines())
                     continue
-            for line in group:
-                if has_step and block.size + line.cost > self.avail:
-                    block = fresh(line.cost)
-                block.add(line)
-                has_step = True
-        parts.append(block)
-        return parts
+            for line in node.lines:
+                if state.has_step and state.block.size + line.cost > self.avail:
+                    # A note or picture of the step opening a part repeats the step's first line;
+                    # a piece of a cut sentence follows on directly (it says it continues).
+                    own = line.element is node.element or line is node.lines[0]
+                    context = () if line.continued else above if own else (*above, node)
+                    self._fresh(state, unit, repeats, context, line.cost)
+                state.add([line])
+            todo.extend((child, (*above, node)) for child in reversed(node.children))
+
+    def _fresh(
+        self,
+        state: _ListState,
+        unit: Unit,
+        repeats: list[Line],
+        above: tuple[_StepNode, ...],
+        next_cost: int,
+    ) -> None:
+        """Close the current part; open the next with the lead-in and the steps it sits under."""
+        state.parts.append(state.block)
+        block = Block((), "list", lead_in=unit.lead_in, continued=True, units=[unit])
+        # The enclosing steps' first lines, as many as stay small (the innermost matter
+        # most), then the whole lead-in or else its condition: steps were cut to leave
+        # room for the shortest repeat, and the steps above come before it.
+        context: list[_StepNode] = []
+        lines: list[Line] = []
+        total = 0
+        for node in reversed(above):  # innermost first, while they stay small
+            if not node.lines:
+                continue
+            first = node.lines[0]
+            if total + first.cost > self.avail // 3:
+                break
+            total += first.cost
+            context.insert(0, node)
+            lines.insert(0, Line(first.text, first.cost, None, None, shows=first.span))
+        repeat, kept = (repeats[-1] if repeats else None), 0
+        for count in range(len(lines), -1, -1):
+            room = self.avail - next_cost - sum(line.cost for line in lines[len(lines) - count :])
+            if room >= 0:
+                repeat, kept = next((r for r in repeats if r.cost <= room), None), count
+                break
+        if repeat is not None:
+            block.add(repeat)
+        block.extend(lines[len(lines) - kept :])
+        block.context = [node.element for node in context[len(context) - kept :]]
+        state.block = block
+        state.has_step = False
+        state.may_break = False
 
     def _solo(self, unit: Unit, path: tuple[str, ...], carried: list[LayoutElement]) -> Iterator[Block]:
         el = unit.elements[0]

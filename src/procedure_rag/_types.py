@@ -248,6 +248,9 @@ class Chunk:
         lead_in: The sentence before the list that sets its condition, if any.
         condition: The condition that governs the whole list (from the lead-in).
         source_spans: Merged character ranges of the source that the chunk covers.
+        context_spans: Merged ranges of the source the chunk repeats as context
+            (the lead-in and the steps above a part that opens inside a list), which
+            an earlier chunk covers; not counted in ``source_spans``.
         element_ids: Ids of the layout elements the chunk was built from.
         related_elements: Pictures, tables, code and forms next to the steps, as
             ``(element_id, kind, chunk_id)``; ``chunk_id`` is empty when the element
@@ -276,6 +279,7 @@ class Chunk:
     lead_in: str = ""
     condition: str = ""
     source_spans: tuple[Span, ...] = ()
+    context_spans: tuple[Span, ...] = ()
     element_ids: tuple[str, ...] = ()
     related_elements: tuple[tuple[str, str, str], ...] = ()
     page: int | None = None
