@@ -726,16 +726,19 @@ def test_a_note_that_must_leave_its_step_takes_the_step_line_along(lang: str) ->
         "If you progress past the Wi-Fi step and later need to switch networks while still in setup, "
         "press Volume Down and Power together to return to this step."
         if lang == "en"
-        else "Wi-Fi の手順よりも先に進んでいて、後でセットアップ中に別のネットワークに切り替える必要がある場合は、"
-        "[ボリューム ダウン] と [電源] を同時に押して、この手順に戻ることができます。"
+        else "Wi-Fi の手順よりも先に進んでいて、後でセットアップ中に別のネットワークに"
+        "切り替える必要がある場合は、[ボリューム ダウン] と [電源] を同時に押して、"
+        "この手順に戻ることができます。"
     )
     step = "Connect to the internet." if lang == "en" else "インターネットに接続します。"
     detail = (
         "HoloLens sets your time zone from the Wi-Fi network; you can change it later in Settings."
         if lang == "en"
-        else "Wi-Fi ネットワークの情報に基づいて、タイム ゾーンが自動的に設定されます。後で設定アプリから変更できます。"
+        else "Wi-Fi ネットワークの情報に基づいて、タイム ゾーンが自動的に設定されます。"
+        "後で設定アプリから変更できます。"
     )
-    source = f"# Setup\n\n1. Put it on.\n2. {step}\n\n    {detail}\n\n    > [!NOTE]\n    > {note}\n3. Sign in.\n"
+    note_block = f"    > [!NOTE]\n    > {note}\n"
+    source = f"# Setup\n\n1. Put it on.\n2. {step}\n\n    {detail}\n\n{note_block}3. Sign in.\n"
     budget = 260 if lang == "en" else 150
     chunks = children(source, budget, length_function=len, source_format="markdown")
     assert all(len(c.text) <= budget for c in chunks)
