@@ -521,7 +521,8 @@ class _Packer:
                     context = () if line.continued else above if own else (*above, node)
                     self._fresh(state, unit, repeats, context, line.cost)
                 state.add([line])
-            todo.extend((child, (*above, node)) for child in reversed(node.children))
+            below = (*above, node)
+            todo.extend((child, below) for child in reversed(node.children))
 
     def _fresh(
         self,
@@ -534,9 +535,9 @@ class _Packer:
         """Close the current part; open the next with the lead-in and the steps it sits under."""
         state.parts.append(state.block)
         block = Block((), "list", lead_in=unit.lead_in, continued=True, units=[unit])
-        # The enclosing steps' first lines, as many as stay small (the innermost matter
-        # most), then the whole lead-in or else its condition: steps were cut to leave
-        # room for the shortest repeat, and the steps above come before it.
+        # The part opens with the whole lead-in (else its condition: steps were cut to
+        # leave room for the shortest repeat), then the first lines of the enclosing steps,
+        # as many as stay small; when not all fit, the steps (innermost first) win.
         context: list[_StepNode] = []
         lines: list[Line] = []
         total = 0
