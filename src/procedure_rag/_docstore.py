@@ -23,7 +23,8 @@ from types import MappingProxyType
 from typing import TypeAlias
 
 from procedure_rag._embedding_identity import EmbeddingIdentity
-from procedure_rag._lexical import LexicalHit, create_lexical_tables, index_pending, search_lexical
+from procedure_rag._lexical import LexicalHit, create_lexical_tables, index_pending
+from procedure_rag._lexical_memory import MemoryLexicon
 from procedure_rag._sqlite import MEMORY, SQLiteStore
 
 __all__ = [
@@ -204,6 +205,7 @@ class ChunkStore(SQLiteStore):
 
     def __init__(self, path: str | os.PathLike[str] = MEMORY) -> None:
         self._lexical = False  # set by _setup once the lexical tables exist
+        self._lexicon = MemoryLexicon()  # read from the lexical tables at the first search
         super().__init__(path, "chunk store", self._setup)
 
     def _setup(self, _conn: sqlite3.Connection) -> None:
@@ -315,7 +317,9 @@ class ChunkStore(SQLiteStore):
         """The best ``n`` child chunks for ``query`` by BM25 over their words.
 
         See :mod:`procedure_rag._lexical` for how words are made. Empty when the store
-        has no lexical index or the question has no searchable word.
+        has no lexical index or the question has no searchable word. Answered from an
+        in-memory copy of the index (:mod:`procedure_rag._lexical_memory`), read again
+        whenever any writer (this store, another object or another process) changed it.
 
         Raises:
             ValueError: When the store is closed.
@@ -323,7 +327,7 @@ class ChunkStore(SQLiteStore):
         if not self._lexical:
             return []
         with self._lock:
-            return search_lexical(self._connection(), query, n)
+            return self._lexicon.search(self._connection(), query, n)
 
     def _index_words(self, conn: sqlite3.Connection) -> None:
         """Index the words of the chunks this transaction wrote (see :mod:`procedure_rag._lexical`)."""
