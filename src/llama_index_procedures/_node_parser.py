@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Sequence
+from functools import partial
 from itertools import pairwise
 from typing import Any, cast
 
@@ -284,9 +285,42 @@ class _TokenCount:
 
     def __init__(self, tokenizer: Callable[[str], list[Any]]) -> None:
         self.tokenizer = tokenizer
+        self._ordinary = _ordinary_encoder(tokenizer)
 
     def __call__(self, text: str) -> int:
+        if self._ordinary is not None and "<|" not in text:
+            return len(self._ordinary(text))
         return len(self.tokenizer(text))
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"tokenizer": self.tokenizer}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["tokenizer"])  # type: ignore[misc]
+
+
+def _ordinary_encoder(tokenizer: Callable[[str], list[Any]]) -> Callable[[str], list[int]] | None:
+    """``encoding.encode_ordinary`` when ``tokenizer`` is LlamaIndex's default, else ``None``.
+
+    The default is ``partial(encoding.encode, allowed_special="all")``: on a text holding
+    no special token (they all start with ``<|``) it gives what ``encode_ordinary`` gives,
+    without first searching the text for special tokens.
+    """
+    call: partial[list[Any]] | None = tokenizer if isinstance(tokenizer, partial) else None
+    if call is None or call.args or call.keywords != {"allowed_special": "all"}:
+        return None
+    try:
+        import tiktoken  # noqa: PLC0415 - only to recognise the default tokenizer
+    except ImportError:  # pragma: no cover - llama-index-core depends on tiktoken
+        return None
+    encoding = getattr(call.func, "__self__", None)
+    if (
+        not isinstance(encoding, tiktoken.Encoding)
+        or getattr(call.func, "__func__", None) is not tiktoken.Encoding.encode
+        or not all(token.startswith("<|") for token in encoding.special_tokens_set)
+    ):
+        return None
+    return encoding.encode_ordinary
 
 
 class _RelatedInfo:
