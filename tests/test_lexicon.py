@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import re
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from procedure_rag._lexicon import detect_language, split_sentences
+from procedure_rag._lexicon import ENGLISH, JAPANESE, Lexicon, detect_language, split_sentences, ui_nouns
 
 
 @pytest.mark.parametrize(
@@ -51,3 +53,36 @@ def test_sentences_concatenate_back_and_end_at_a_mark(text: str) -> None:
 )
 def test_language(text: str, expected: str) -> None:
     assert detect_language(text) == expected
+
+
+_UI_TEXTS = [
+    "Select the Save button, then open the Settings tab.",
+    "On the Sign In screen, type your password.",
+    "Press the power key.",  # no UI word: the prefilter skips the scan
+    "「保存」ボタンを押して、設定画面を開きます。",
+    "電源を入れます。",
+    "Open Advanced Options Dialog Box now",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", _UI_TEXTS)
+@pytest.mark.parametrize("lexicon", [ENGLISH, JAPANESE], ids=["en", "ja"])
+def test_ui_nouns_prefilter_gives_what_the_pattern_finds(lexicon: Lexicon, text: str) -> None:
+    found = [(m.span(), m.groupdict()) for m in ui_nouns(lexicon, text)]
+    assert found == [(m.span(), m.groupdict()) for m in lexicon.ui_noun.finditer(text)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("the aA Sav button tab Ta画面ボタン欄をに 、")), max_size=40))
+def test_ui_nouns_prefilter_never_drops_a_match(text: str) -> None:
+    for lexicon in (ENGLISH, JAPANESE):
+        assert [m.span() for m in ui_nouns(lexicon, text)] == [
+            m.span() for m in lexicon.ui_noun.finditer(text)
+        ]
+
+
+def test_ui_nouns_of_a_replaced_pattern_are_not_prefiltered() -> None:
+    # A lexicon with its own ui_noun must not be filtered by the built-in UI words.
+    custom = dataclasses.replace(ENGLISH, ui_noun=re.compile(r"(?P<label>\bknob\b)"))
+    assert [m.group("label") for m in ui_nouns(custom, "Turn the knob.")] == ["knob"]

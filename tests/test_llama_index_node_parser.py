@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import pickle
 import re
 from collections.abc import Callable, Sequence
 from itertools import pairwise
@@ -485,3 +486,34 @@ def test_metadata_names_the_format(
     other = "markdown" if source_format == "text" else "text"
     assert contents("auto") == contents(source_format)
     assert contents("auto") != contents(other)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Press **OK**.",
+        "設定画面を開きます。",
+        "a <|endoftext|> b",
+        "<|fim_prefix|>x",
+        "bad \ud800 surrogate",
+        "",
+    ],
+)
+def test_token_count_with_the_default_tokenizer_matches_it(text: str) -> None:
+    from llama_index.core.utils import get_tokenizer  # noqa: PLC0415
+
+    from llama_index_procedures._node_parser import _TokenCount  # noqa: PLC0415
+
+    tokenizer = get_tokenizer()
+    count = _TokenCount(tokenizer)
+    assert count._ordinary is not None  # the default tokenizer is recognised
+    assert count(text) == len(tokenizer(text))
+    assert pickle.loads(pickle.dumps(count))(text) == count(text)  # noqa: S301 - our own bytes
+
+
+def test_token_count_with_another_tokenizer_calls_it() -> None:
+    from llama_index_procedures._node_parser import _TokenCount  # noqa: PLC0415
+
+    count = _TokenCount(str.split)  # type: ignore[arg-type]
+    assert count._ordinary is None
+    assert count("a b c") == 3

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Sequence
+from functools import partial
 from itertools import pairwise
 from typing import Any, cast
 
@@ -228,20 +229,23 @@ class ProcedureNodeParser(NodeParser):
                 source_id=group.source if group.element_wise else _source_id(node),
             )
         )
-        built = {c.chunk_id: self._text_node(c, node, document_metadata, source) for c in chunks}
+        excluded = (
+            _merged(node.excluded_embed_metadata_keys, _EMBED_EXCLUDED),
+            _merged(node.excluded_llm_metadata_keys, _LLM_EXCLUDED),
+        )
+        built = {c.chunk_id: self._text_node(c, node, document_metadata, source, excluded) for c in chunks}
+        related = _RelatedInfo()
         for c in chunks:
             if c.level is ChunkLevel.PARENT:
                 parent = built[c.chunk_id]
                 parent.relationships[NodeRelationship.CHILD] = [
-                    built[child_id].as_related_node_info() for child_id in c.child_ids
+                    related(built[child_id]) for child_id in c.child_ids
                 ]
             elif c.parent_id is not None:
-                built[c.chunk_id].relationships[NodeRelationship.PARENT] = built[
-                    c.parent_id
-                ].as_related_node_info()
+                built[c.chunk_id].relationships[NodeRelationship.PARENT] = related(built[c.parent_id])
         if self.include_prev_next_rel:
             for level in ChunkLevel:
-                _link_neighbours([built[c.chunk_id] for c in chunks if c.level is level])
+                _link_neighbours([built[c.chunk_id] for c in chunks if c.level is level], related)
         return list(built.values())
 
     def _text_node(
@@ -250,6 +254,7 @@ class ProcedureNodeParser(NodeParser):
         node: BaseNode,
         document_metadata: dict[str, Any] | None,
         source: RelatedNodeInfo,
+        excluded: tuple[list[str], list[str]],
     ) -> TextNode:
         spans = chunk.source_spans
         # ``text_template`` lives on TextNode and Document, not on BaseNode.
@@ -259,8 +264,9 @@ class ProcedureNodeParser(NodeParser):
             id_=chunk.chunk_id,
             text=chunk.text,
             metadata=chunk_metadata(chunk, document_metadata),
-            excluded_embed_metadata_keys=_merged(node.excluded_embed_metadata_keys, _EMBED_EXCLUDED),
-            excluded_llm_metadata_keys=_merged(node.excluded_llm_metadata_keys, _LLM_EXCLUDED),
+            # Copies: each node owns its lists, as when every node merged them itself.
+            excluded_embed_metadata_keys=list(excluded[0]),
+            excluded_llm_metadata_keys=list(excluded[1]),
             metadata_separator=node.metadata_separator,
             metadata_template=node.metadata_template,
             start_char_idx=spans[0].start if spans else None,
@@ -279,13 +285,70 @@ class _TokenCount:
 
     def __init__(self, tokenizer: Callable[[str], list[Any]]) -> None:
         self.tokenizer = tokenizer
+        self._ordinary = _ordinary_encoder(tokenizer)
 
     def __call__(self, text: str) -> int:
+        if self._ordinary is not None and "<|" not in text:
+            return len(self._ordinary(text))
         return len(self.tokenizer(text))
 
+    def __getstate__(self) -> dict[str, Any]:
+        return {"tokenizer": self.tokenizer}
 
-def _link_neighbours(nodes: Sequence[TextNode]) -> None:
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["tokenizer"])  # type: ignore[misc]
+
+
+def _ordinary_encoder(tokenizer: Callable[[str], list[Any]]) -> Callable[[str], list[int]] | None:
+    """``encoding.encode_ordinary`` when ``tokenizer`` is LlamaIndex's default, else ``None``.
+
+    The default is ``partial(encoding.encode, allowed_special="all")``: on a text holding
+    no special token (they all start with ``<|``) it gives what ``encode_ordinary`` gives,
+    without first searching the text for special tokens.
+    """
+    call: partial[list[Any]] | None = tokenizer if isinstance(tokenizer, partial) else None
+    if call is None or call.args or call.keywords != {"allowed_special": "all"}:
+        return None
+    try:
+        import tiktoken  # noqa: PLC0415 - only to recognise the default tokenizer
+    except ImportError:  # pragma: no cover - llama-index-core depends on tiktoken
+        return None
+    encoding = getattr(call.func, "__self__", None)
+    if (
+        not isinstance(encoding, tiktoken.Encoding)
+        or getattr(call.func, "__func__", None) is not tiktoken.Encoding.encode
+        or not all(token.startswith("<|") for token in encoding.special_tokens_set)
+    ):
+        return None
+    return encoding.encode_ordinary
+
+
+class _RelatedInfo:
+    """``node.as_related_node_info()`` with each node's hash computed once.
+
+    A node is named by up to three relationships (its parent's ``CHILD``, its
+    neighbours' ``PREVIOUS``/``NEXT``, its children's ``PARENT``), and its hash (text
+    and metadata through SHA-256) does not change while relationships are set. Each
+    call still gives a new ``RelatedNodeInfo``, as LlamaIndex's own method does.
+    """
+
+    def __init__(self) -> None:
+        self._hashes: dict[str, str] = {}
+
+    def __call__(self, node: TextNode) -> RelatedNodeInfo:
+        digest = self._hashes.get(node.node_id)
+        if digest is None:
+            digest = self._hashes[node.node_id] = node.hash
+        return RelatedNodeInfo(
+            node_id=node.node_id, node_type=node.get_type(), metadata=node.metadata, hash=digest
+        )
+
+
+def _link_neighbours(
+    nodes: Sequence[TextNode], related: Callable[[TextNode], RelatedNodeInfo] | None = None
+) -> None:
     """Chain ``nodes`` (one level of one document, in reading order) with PREVIOUS/NEXT."""
+    info = related or _RelatedInfo()
     for prev, nxt in pairwise(nodes):
-        prev.relationships[NodeRelationship.NEXT] = nxt.as_related_node_info()
-        nxt.relationships[NodeRelationship.PREVIOUS] = prev.as_related_node_info()
+        prev.relationships[NodeRelationship.NEXT] = info(nxt)
+        nxt.relationships[NodeRelationship.PREVIOUS] = info(prev)

@@ -9,9 +9,10 @@ Users who need other words build their own ``Lexicon`` with
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["ENGLISH", "JAPANESE", "LEXICONS", "Lexicon", "detect_language", "split_sentences"]
+__all__ = ["ENGLISH", "JAPANESE", "LEXICONS", "Lexicon", "detect_language", "split_sentences", "ui_nouns"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +66,20 @@ _UI_LABEL = re.compile(
     r"|『(?P<l5>[^』\n]{1,60})』"
 )
 
+# The UI words a ``ui_noun`` match ends with; a text without any of them has no match.
+_JA_UI_WORDS = (
+    "ボタン|欄|画面|タブ|メニュー|チェックボックス|ダイアログ|"
+    "アイコン|リンク|ウィンドウ|ページ|フィールド|プルダウン|ラジオボタン|スイッチ"
+)
+_EN_UI_WORDS_A = (
+    "button|field|screen|tab|menu|checkbox|check box|dialog box|dialog|"
+    "page|pane|link|icon|window|toggle|switch"
+)
+_EN_UI_WORDS_B = (
+    "button|field|screen|tab|menu|checkbox|check box|dialog|dialog box|"
+    "page|pane|link|icon|window|toggle|switch"
+)
+
 JAPANESE = Lexicon(
     language="ja",
     section_label="関連見出し",
@@ -111,9 +126,7 @@ JAPANESE = Lexicon(
     ui_label=_UI_LABEL,
     ui_noun=re.compile(
         # The phrase runs back to a particle (に, の, を…) or punctuation, not across it.
-        r"(?P<label>[^\sをにのでがはへともや、。，．「」『』()（）\[\]:：]{1,30}?\s?"
-        r"(?:ボタン|欄|画面|タブ|メニュー|チェックボックス|ダイアログ|"
-        r"アイコン|リンク|ウィンドウ|ページ|フィールド|プルダウン|ラジオボタン|スイッチ))"
+        rf"(?P<label>[^\sをにのでがはへともや、。，．「」『』()（）\[\]:：]{{1,30}}?\s?(?:{_JA_UI_WORDS}))"
     ),
     operate_after=re.compile(
         r"\s*(?:ボタン|タブ|メニュー|アイコン)?\s*(?:を|に|で)\s*(?:選択|クリック|タップ|押|開|オン|オフ|入力)"
@@ -154,10 +167,8 @@ ENGLISH = Lexicon(
     ui_noun=re.compile(
         # "the sign in screen", "the Save button", "Settings tab": after a determiner any
         # words, otherwise capitalised ones.
-        r"(?:\b(?:the|a|an|your)\s+(?P<label>(?:[\w&'-]+\s){0,3}?(?:button|field|screen|tab|menu|checkbox|"
-        r"check box|dialog box|dialog|page|pane|link|icon|window|toggle|switch))\b)"
-        r"|(?P<label2>(?:[A-Z][\w&'-]*\s){1,4}(?:button|field|screen|tab|menu|checkbox|check box|dialog|"
-        r"dialog box|page|pane|link|icon|window|toggle|switch))\b"
+        rf"(?:\b(?:the|a|an|your)\s+(?P<label>(?:[\w&'-]+\s){{0,3}}?(?:{_EN_UI_WORDS_A}))\b)"
+        rf"|(?P<label2>(?:[A-Z][\w&'-]*\s){{1,4}}(?:{_EN_UI_WORDS_B}))\b"
     ),
     operate_before=re.compile(
         # Not "press": keys pressed on the way ("press the Windows key, then select …") are not the target.
@@ -173,6 +184,23 @@ ENGLISH = Lexicon(
 
 #: The built-in lexicons by language code.
 LEXICONS: dict[str, Lexicon] = {"ja": JAPANESE, "en": ENGLISH}
+
+#: For the built-in ``ui_noun`` patterns: a cheap pattern that every match of theirs
+#: contains, so that texts without a UI word skip the costly scan. Keyed by the pattern
+#: itself, so a lexicon with another ``ui_noun`` (``dataclasses.replace``) has none.
+_UI_NOUN_PREFILTERS: dict[re.Pattern[str], re.Pattern[str]] = {
+    JAPANESE.ui_noun: re.compile(_JA_UI_WORDS),
+    ENGLISH.ui_noun: re.compile(_EN_UI_WORDS_A),
+}
+
+
+def ui_nouns(lexicon: Lexicon, text: str) -> Iterator[re.Match[str]]:
+    """``lexicon.ui_noun.finditer(text)``, skipped when ``text`` has no UI word at all."""
+    prefilter = _UI_NOUN_PREFILTERS.get(lexicon.ui_noun)
+    if prefilter is not None and prefilter.search(text) is None:
+        return iter(())
+    return lexicon.ui_noun.finditer(text)
+
 
 # Runs, not single characters: one string per run instead of one per letter.
 _JA_CHARS = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uff66-\uff9f]+")

@@ -12,10 +12,13 @@ definitions and front matter are kept whole: their inner events are skipped.
 
 from __future__ import annotations
 
+import itertools
 import re
+from bisect import bisect_left
+from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, partial
 from typing import TYPE_CHECKING, Any
 
 from procedure_rag._labels import leading_label
@@ -111,7 +114,8 @@ class _CharIndex:
     #: UTF-8 continuation bytes: every other byte starts a character.
     _CONTINUATION = bytes(range(0x80, 0xC0))
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, base: int = 0) -> None:
+        self._base = base  # character offset of ``text`` in the whole document
         data = text.encode("utf-8")
         self._data = data if len(data) != len(text) else b""  # ASCII: offsets are the same
         self._starts = [0]
@@ -124,7 +128,7 @@ class _CharIndex:
     def __call__(self, byte_offset: int) -> int:
         data = self._data
         if not data:
-            return byte_offset
+            return self._base + byte_offset
         near, chars = self._last
         if near <= byte_offset < near + self._BLOCK:
             chars += len(data[near:byte_offset].translate(None, self._CONTINUATION))
@@ -135,7 +139,7 @@ class _CharIndex:
             chars = self._starts[near // self._BLOCK]
             chars += len(data[near:byte_offset].translate(None, self._CONTINUATION))
         self._last = (byte_offset, chars)
-        return chars
+        return self._base + chars
 
 
 def _clean_block(raw: str) -> str:
@@ -233,7 +237,7 @@ class _Walker:
         self.text = text
         self.source_id = source_id
         self.step_styles = step_styles
-        self.char = _CharIndex(text)
+        self.char = _CharIndex("")  # replaced for each parsed segment (see iter_markdown)
         self.order = 0
         self.lists: list[_List] = []
         self.items: list[_Item] = []
@@ -561,12 +565,129 @@ def iter_markdown(
         the span of some element: markup between blocks (rules, reference
         definitions) becomes an element with empty text.
     """
-    import pyromark  # noqa: PLC0415 - compiled extension, imported on first use
-
     walker = _Walker(text, source_id, step_styles)
-    yield from walker.walk(pyromark.events_with_range(text, options=_parser_options()))
+    for start, end, events in _segment_events(text):
+        walker.char = _CharIndex(text[start:end] if end - start < len(text) else text, start)
+        yield from walker.walk(events)
     walker.fill_gap(len(text))
     yield from walker.out
+
+
+#: Documents longer than this many characters are parsed in segments of about this size.
+SEGMENT_CHARS = 1 << 19
+# A top-level ATX heading: where a segment may start (it closes every open block but a few).
+_SEGMENT_START = re.compile(r"^#{1,6}(?:[ \t]|$)", re.MULTILINE)
+# Lines that may open a block a heading line does not close: a fence or an HTML block.
+_MAY_SPAN = re.compile(r"^[ \t]{0,3}(?:```|~~~|<)", re.MULTILINE)
+_FRONT_MATTER_END = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
+#: Top-level blocks that a heading line does not close: a segment must not end in one.
+_SPANNING = frozenset({"CodeBlock", "HtmlBlock", "MetadataBlock"})
+# A link reference or footnote definition (its label may wrap), inside quotes and lists too.
+_DEFINITION = re.compile(r"^[ \t>*+\-0-9.)]*\[([^\]]{1,999})\]:", re.MULTILINE)
+
+
+def _segment_events(text: str) -> Iterator[tuple[int, int, Iterable[tuple[Any, Range]]]]:
+    """The parser's events of ``text``, as ``(start, end, events)`` per segment.
+
+    pyromark builds every event of its input at once (about four times the input in
+    memory), so a long document is parsed in segments that start at top-level ATX
+    headings: a heading line closes every open block (lists, quotes, tables,
+    paragraphs), so each segment parses as it does within the whole document. Not
+    where that could differ: no cut falls between a reference or footnote definition
+    and a use of its label, and a segment whose last top-level block is code, HTML or
+    front matter (which a heading line does not close) runs on to the next start.
+    ``start`` and ``end`` are character offsets; event ranges are UTF-8 bytes of
+    their own segment.
+    """
+    import pyromark  # noqa: PLC0415 - compiled extension, imported on first use
+
+    options = _parser_options()
+    if len(text) <= SEGMENT_CHARS:
+        yield 0, len(text), pyromark.events_with_range(text, options=options)
+        return
+    blocked = _definition_ranges(text)
+    if text.startswith("---"):  # front matter: a "# comment" line in it is no heading
+        closing = _FRONT_MATTER_END.search(text, 3)
+        blocked.append((0, closing.end() if closing else len(text)))
+    start = 0
+    for m in itertools.chain(_SEGMENT_START.finditer(text, SEGMENT_CHARS), [None]):
+        end = len(text) if m is None else m.start()
+        if m is not None and (end - start < SEGMENT_CHARS or any(a < end <= b for a, b in blocked)):
+            continue
+        segment = text[start:end]
+        if m is not None and (_MAY_SPAN.search(segment) or segment.startswith("---")):
+            last = deque(pyromark.events_with_range(segment, options=options), maxlen=1)
+            if last and _block_name(last[0][0]) in _SPANNING:
+                continue  # the block may run past the heading: cut at a later one
+        yield start, end, pyromark.events_with_range(segment, options=options)
+        start = end
+
+
+def _definition_ranges(text: str) -> list[tuple[int, int]]:
+    """Ranges no cut may fall in: each use of a defined label to its nearest definition.
+
+    A definition applies anywhere in the document (the first one of a label wins), so
+    a segment needs one of its own for each label it uses; that holds when all the
+    definitions of the label read the same. When they do not, the cut may fall
+    nowhere between the first and the last of the label's definitions and uses.
+    """
+    defs: dict[str, list[tuple[int, str]]] = {}
+    for m in _DEFINITION.finditer(text):
+        body_end = text.find("\n", text.find("\n", m.end()) + 1)  # its line and the next (a title)
+        body = text[m.end() : body_end if body_end >= 0 else len(text)]
+        defs.setdefault(m.group(1).casefold(), []).append((m.start(), body))
+    if not defs:
+        return []
+    uses = _label_uses(text, [f"[{label}]" for label in defs])
+    if uses is None:
+        return [(0, len(text))]
+    out = []
+    for label, found in defs.items():
+        needle = f"[{label}]"
+        starts = [start for start, _ in found]
+        if len({body for _, body in found}) > 1:
+            every = starts + uses[needle]
+            out.append((min(every), max(every) + len(needle)))
+            continue
+        for use in uses[needle]:
+            i = bisect_left(starts, use)  # the definitions around the use; the nearer one counts
+            nearest = min(starts[max(0, i - 1) : i + 1], key=partial(_distance, use))
+            out.append((min(use, nearest), max(use, nearest) + len(needle)))
+    return out
+
+
+def _distance(a: int, b: int) -> int:
+    return abs(a - b)
+
+
+def _label_uses(text: str, needles: list[str], window: int = 1 << 20) -> dict[str, list[int]] | None:
+    """Offsets of each (casefolded) needle in ``text`` casefolded, a window at a time.
+
+    ``None`` when folding changes the length of some window (offsets would move).
+    """
+    found: dict[str, list[int]] = {needle: [] for needle in needles}
+    overlap = max(map(len, needles))
+    for base in range(0, len(text), window):
+        raw = text[base : base + window + overlap]
+        folded = raw.casefold()
+        if len(folded) != len(raw):
+            return None
+        for needle, positions in found.items():
+            pos = folded.find(needle)
+            while 0 <= pos < window:  # past the window: the next window finds it
+                positions.append(base + pos)
+                pos = folded.find(needle, pos + 1)
+    return found
+
+
+def _block_name(event: Any) -> str:  # noqa: ANN401 - a pyromark event
+    """The block an ``End`` event closes, or ``""`` for any other event."""
+    if type(event) is str:
+        return ""
+    ((key, body),) = event.items()
+    if key != "End":
+        return ""
+    return body if type(body) is str else next(iter(body))
 
 
 def read_markdown(

@@ -31,6 +31,7 @@ from bisect import bisect_right
 from collections import Counter, deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cache
 
 from procedure_rag._labels import LEADING_LABEL, leading_label
 from procedure_rag._numbering import (
@@ -226,6 +227,8 @@ def _make_line(text: str, start: int, stop: int, blank_before: bool) -> _Line | 
 def _width(s: str, cap: int = 400) -> int:
     """Display width of ``s`` (wide characters count 2), looking at most ``cap`` characters."""
     s = s[:cap]
+    if s.isascii():  # most lines: no wide character can be there
+        return len(s)
     return len(s) + len(_WIDE.findall(s))
 
 
@@ -363,13 +366,10 @@ class _Reader:
         self.block_inferred = False  # an inferred heading has come after a blank line
         widths = sorted(_width(s) for s in text[:200_000].splitlines() if s.strip())
         self.wrap = max(40, widths[len(widths) * 9 // 10] if widths else 0)
-        self.step_prefilter = _prefilter([st.pattern for st in step_styles])
-        heading_prefilter = _prefilter([st.pattern for st in heading_styles])
-        self.special = (
-            re.compile(f"{_RULE.pattern}|{LEADING_LABEL.pattern}|{heading_prefilter.pattern}", re.IGNORECASE)
-            if heading_prefilter is not None
-            else None
-        )
+        try:
+            self.step_prefilter, self.special = _style_filters(step_styles, heading_styles)
+        except TypeError:  # styles that cannot be hashed: built for this text alone
+            self.step_prefilter, self.special = _style_filters.__wrapped__(step_styles, heading_styles)
 
     # ----- line access -------------------------------------------------------------------
     def peek(self, k: int = 0) -> _Line | None:
@@ -997,6 +997,21 @@ def _join_wrapped(text: str, pieces: list[tuple[int, int]]) -> str:
         out.append(seg)
         last = seg[-1]
     return "".join(out)
+
+
+@cache
+def _style_filters(
+    step_styles: tuple[StepStyle, ...], heading_styles: tuple[HeadingStyle, ...]
+) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
+    """The step prefilter and the "special line" pattern of the styles, built once per set of styles."""
+    step_prefilter = _prefilter([st.pattern for st in step_styles])
+    heading_prefilter = _prefilter([st.pattern for st in heading_styles])
+    special = (
+        re.compile(f"{_RULE.pattern}|{LEADING_LABEL.pattern}|{heading_prefilter.pattern}", re.IGNORECASE)
+        if heading_prefilter is not None
+        else None
+    )
+    return step_prefilter, special
 
 
 def _prefilter(patterns: list[re.Pattern[str]]) -> re.Pattern[str] | None:

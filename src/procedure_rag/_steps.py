@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-from procedure_rag._lexicon import Lexicon, split_sentences
+from procedure_rag._lexicon import Lexicon, split_sentences, ui_nouns
 from procedure_rag._types import LayoutElement, ProcedureStep
 
 __all__ = ["lead_in_condition", "parse_step", "ui_targets"]
@@ -57,7 +57,7 @@ def _ui_targets(text: str, plain: str | None, lexicon: Lexicon) -> list[str]:
         ranked.append((-(2 * (not inside) + operated), position, label))
     found = [label for _, _, label in sorted(ranked)]
     if not found:
-        for m in lexicon.ui_noun.finditer(_plain(text) if plain is None else plain):
+        for m in ui_nouns(lexicon, _plain(text) if plain is None else plain):
             label = next((g for g in m.groupdict().values() if g), "").strip()
             if label and label not in labels:
                 labels.add(label)
