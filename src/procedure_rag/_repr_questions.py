@@ -238,12 +238,25 @@ _EN_DIRECT = (
     (re.compile(r"^What you (?:can|need to) (.+)$", re.IGNORECASE), "What can I {0}?"),
     (re.compile(r"^(?:Why|When|Where|What|Which|How|Can|Do|Does|Is|Are)\b.*\?$", re.IGNORECASE), "{whole}"),
 )
-# Gerund endings back to the base form, most specific first.
+# Gerund endings back to the base form, most specific first (after the known verbs:
+# "deleting" -> "delete", "diagnosing" -> "diagnose", "sharing" -> "share").
 _EN_GERUND = (
     (re.compile(r"(ss|ll|zz)ing$"), r"\1"),
     (re.compile(r"([bdgmnprt])\1ing$"), r"\1"),
-    (re.compile(r"(at|iz|is|ur|us|ov|iv|rv|id|ag|ug|yz|ys|c|dg|rg|ng|bl|pl|tl)ing$"), r"\1e"),
+    (
+        re.compile(
+            r"(at|iz|is|ur|us|ov|iv|av|rv|id|ag|ug|yz|ys|c|dg|rg|ng|bl|pl|tl|os|let|ut|ul"
+            r"|[^aeiou]ar|[^aeo]ir|[^e]ak)ing$"
+        ),
+        r"\1e",
+    ),
     (re.compile(r"ing$"), ""),
+)
+# Verbs whose gerund the rules above would get wrong ("controlling", "cancelling").
+_EN_KNOWN_VERBS = IMPERATIVE_VERBS | frozenset(("cancel", "control", "label", "model", "travel", "signal"))
+# Words ending in "ing" that are no gerund.
+_EN_NOT_GERUNDS = frozenset(
+    "anything ceiling during evening everything morning nothing something spring string thing".split()  # noqa: SIM905
 )
 _EN_SWAP = (
     (re.compile(r"\byou are\b", re.IGNORECASE), "I am"),
@@ -276,7 +289,14 @@ def _en_verb(word: str) -> str:
     last = low.rsplit("-", 1)[-1]
     if last in IMPERATIVE_VERBS:
         return low
-    if low.endswith("ing") and len(low) > 5:
+    if not low.endswith("ing") or last in _EN_NOT_GERUNDS:
+        return ""
+    if len(low) > 4:
+        stem = low[:-3]
+        for known in (stem, stem + "e", stem[:-1] if stem[-1:] == stem[-2:-1] else ""):
+            if known and known.rsplit("-", 1)[-1] in _EN_KNOWN_VERBS:
+                return known
+    if len(low) > 5:
         for pattern, repl in _EN_GERUND:
             base, n = pattern.subn(repl, low)
             if n:
