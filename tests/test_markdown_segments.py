@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import procedure_rag._markdown as md
@@ -72,3 +72,29 @@ def test_no_cut_between_a_definition_and_its_use(monkeypatch: pytest.MonkeyPatch
     use = text.index("See [x]")
     assert any(start <= 4 and end > use for start, end in segments)
     _whole_and_segmented(text, monkeypatch, 10)
+
+
+def _naive_uses(text: str, needles: list[str]) -> dict[str, list[int]]:
+    folded = text.casefold()
+    out: dict[str, list[int]] = {}
+    for needle in needles:
+        out[needle] = []
+        pos = folded.find(needle)
+        while pos >= 0:
+            out[needle].append(pos)
+            pos = folded.find(needle, pos + 1)
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(alphabet="ab[] Xé\n", max_size=300),
+    st.lists(st.text(alphabet="ab [Xé", min_size=1, max_size=4), min_size=1, max_size=5, unique=True),
+    st.integers(1, 40),
+)
+@example(text="see [a [b] and [B]", labels=["b"], window=40)  # nested, and case-folded
+@example(text="[b][b] [b]", labels=["b"], window=3)  # a use across a window's end
+def test_label_uses_finds_every_use_in_one_pass(text: str, labels: list[str], window: int) -> None:
+    """Every occurrence of every "[label]" (nested, overlapping, across windows), as str.find finds them."""
+    needles = list(dict.fromkeys(f"[{label.casefold()}]" for label in labels))
+    assert md._label_uses(text, needles, window=window) == _naive_uses(text, needles)

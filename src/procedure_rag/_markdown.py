@@ -582,6 +582,8 @@ _MAY_SPAN = re.compile(r"^[ \t]{0,3}(?:```|~~~|<)", re.MULTILINE)
 _FRONT_MATTER_END = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
 #: Top-level blocks that a heading line does not close: a segment must not end in one.
 _SPANNING = frozenset({"CodeBlock", "HtmlBlock", "MetadataBlock"})
+# Every "[" that opens a bracketed label (overlapping: "[a [b]" holds "[b]" too).
+_BRACKETED = re.compile(r"(?=(\[[^\]]{1,999}\]))")
 # A link reference or footnote definition (its label may wrap), inside quotes and lists too.
 _DEFINITION = re.compile(r"^[ \t>*+\-0-9.)]*\[([^\]]{1,999})\]:", re.MULTILINE)
 
@@ -663,7 +665,9 @@ def _distance(a: int, b: int) -> int:
 def _label_uses(text: str, needles: list[str], window: int = 1 << 20) -> dict[str, list[int]] | None:
     """Offsets of each (casefolded) needle in ``text`` casefolded, a window at a time.
 
-    ``None`` when folding changes the length of some window (offsets would move).
+    One pass over the text whatever the number of needles: every ``[`` that opens a
+    bracketed label is looked up among them. ``None`` when folding changes the length
+    of some window (offsets would move).
     """
     found: dict[str, list[int]] = {needle: [] for needle in needles}
     overlap = max(map(len, needles))
@@ -672,11 +676,12 @@ def _label_uses(text: str, needles: list[str], window: int = 1 << 20) -> dict[st
         folded = raw.casefold()
         if len(folded) != len(raw):
             return None
-        for needle, positions in found.items():
-            pos = folded.find(needle)
-            while 0 <= pos < window:  # past the window: the next window finds it
-                positions.append(base + pos)
-                pos = folded.find(needle, pos + 1)
+        for m in _BRACKETED.finditer(folded):
+            if m.start() >= window:
+                break  # the next window finds it
+            positions = found.get(m.group(1))
+            if positions is not None:
+                positions.append(base + m.start())
     return found
 
 
