@@ -435,6 +435,20 @@ def test_headings_left_out_of_the_heading_line_fit_the_budget() -> None:
     check_invariants(PREFIX_PINNED, "markdown", Budget("tokens", 50), [])
 
 
+# Found by the stress run: two sibling sections with the same heading were one section, so the
+# second heading opened its first chunk, before the first section's text (reading order broken).
+SAME_HEADING_PINNED = (
+    "# 設定\n\n## 設定\n\n設定設定。\n\n1. 設定設定。\n\n"
+    "## ネットワーク設定設定設定\n\n設定設定。設定設定。\n\n## ネットワーク設定設定設定\n\n設定設定。\n"
+)
+
+
+def test_sibling_sections_with_the_same_heading_stay_in_reading_order() -> None:
+    chunks = check_invariants(SAME_HEADING_PINNED, "markdown", Budget("tokens", 50), ["1."])
+    second = SAME_HEADING_PINNED.rindex("## ")
+    assert [c.start_index for c in chunks if c.level.value == "child"][-1] >= second
+
+
 # Budgets smaller than a continued chunk's repeated context (heading line and condition): the
 # budget cannot be kept, but nothing may be lost, and every child must cover source text.
 tiny_budgets = st.builds(Budget, st.just("chars"), st.sampled_from((10, 20, 40, 60, 80)))

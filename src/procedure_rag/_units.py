@@ -116,14 +116,15 @@ def iter_sections(
 
     Elements of ``drop_kinds`` are left out. A section that holds only its heading
     yields a section whose single unit is a ``"carrier"``: the chunk stage gives
-    its span to the next chunk.
+    its span to the next chunk. Every heading starts a section, even one whose path
+    is the same as the section before it (two sibling headings with the same text).
     """
     current: list[LayoutElement] = []
     path: tuple[str, ...] | None = None
     for el in elements:
         if el.kind in drop_kinds:
             continue
-        if path is not None and el.section_path != path:
+        if path is not None and (el.section_path != path or (el.kind in _CARRIER_KINDS and current)):
             yield Section(path, _units_of(current, lexicon))
             current = []
         path = el.section_path
