@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from procedure_rag._fusion import Hit, fuse
+from procedure_rag._lexical import LexicalHit
 from procedure_rag._representation_types import RepresentationKind
 from procedure_rag._retrieval import Found, RetrievalOptions, RetrievalResult, check_query, retrieve
 from procedure_rag._routing import QuestionType
@@ -445,3 +446,22 @@ def test_candidates_the_rescore_does_not_cover_keep_their_searched_hits() -> Non
     assert ids(result) == ["b", "a"]
     assert [(h.kind, h.score) for h in result.items[0].matched] == [("raw", 0.8)]
     assert [(h.kind, h.score) for h in result.items[1].matched] == [("raw", 0.6)]
+
+
+@pytest.mark.parametrize(("words", "first"), [(True, 10 * 3), (False, 40 * 3)])
+def test_first_search_is_shallower_with_lexical_candidates(words: bool, first: int) -> None:
+    """Lexical candidates make a deep first search unneeded (10·k vectors, else 40·k)."""
+    index = index_of(runs("abcdefgh"))
+
+    def lexical(query: str, n: int) -> list[LexicalHit]:
+        return [LexicalHit("h", 3.0, ("restart",))] if words else []
+
+    retrieve(
+        "How do I restart it?",
+        search=index.search,
+        lookup=index.lookup,
+        metadata_of=lambda item: item,
+        options=RetrievalOptions(k=3),
+        lexical=lexical,
+    )
+    assert index.asked()[0] == first

@@ -7,7 +7,8 @@ metadata) and get back ``k`` distinct raw items, best first, each with its score
 what matched.
 
 Candidates come from one deep search over every kind (``40 * k`` vectors, so raw
-texts are not crowded out by questions and summaries). When the store can, every
+texts are not crowded out by questions and summaries; ``10 * k`` when the lexical
+index adds its own candidates, which measured the same). When the store can, every
 representation of the best ``8 * k`` candidates is then scored exactly (``rescore``),
 so fusion sees each chunk's best hit of every kind. When the docstore keeps a
 lexical index (:mod:`procedure_rag._lexical`), the best ``2 * k`` chunks by BM25 over
@@ -49,6 +50,9 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+#: Vectors asked first per result when the lexical index adds its candidates (else 40).
+LEXICAL_FETCH_PER_K = 10
 
 #: Every representation kind's name.
 ALL_KINDS = frozenset(kind.value for kind in RepresentationKind)
@@ -100,8 +104,10 @@ class RetrievalOptions:
         route_questions: Classify the question and move up chunks carrying the field
             it asks about; the rule goes into the result metadata.
         routing_boost: What routing adds to a carrier's score.
-        fetch_start: Vectors asked first (``40 * k`` by default: one unfiltered search,
-            so raw texts are not crowded out of the candidates by other kinds).
+        fetch_start: Vectors asked first (by default ``40 * k``: one unfiltered search,
+            so raw texts are not crowded out of the candidates by other kinds; ``10 * k``
+            when the lexical index is asked too, whose candidates make the depth matter
+            no more: the retrieval benchmark's four sets measured the same from ``4 * k``).
         fetch_limit: Most vectors asked (``160 * k`` by default).
         rescore_depth: Candidate chunks re-scored when the store can (``8 * k`` by
             default), taken best first by their searched hits.
@@ -263,7 +269,10 @@ def retrieve(
     question_type = classify_question(query) if options.route_questions else None
     wanted = ALL_KINDS if options.kinds is None else options.kinds
     words = _lexical_scores(query, lexical, wanted, options)
-    n = options.start
+    start = options.start
+    if options.fetch_start is None and words:
+        start = min(start, LEXICAL_FETCH_PER_K * options.k)
+    n = start
     cache: dict[str, T | None] = {}
     while True:
         found = search(n, wanted)
@@ -272,7 +281,7 @@ def retrieve(
         if rescore is not None and (hits or words):
             # Re-score the best candidates by their searched hits, and the chunks found
             # by their words; a deeper search re-scores proportionally more.
-            how_many = options.rescore_depth * n // options.start
+            how_many = options.rescore_depth * n // start
             best = [item.doc_id for item in _rank(hits, options)[:how_many]]
             hits = _rescored(hits, list(dict.fromkeys([*best, *words])), rescore, wanted)
         ranked = _with_words(_rank(hits, options), words, options.lexical_weight)
