@@ -45,7 +45,14 @@ from procedure_rag._index import (
 )
 from procedure_rag._llm import represent
 from procedure_rag._representation_types import Representation
-from procedure_rag._retrieval import LEXICAL_WEIGHT, Lexical, RetrievalOptions, Retrieved, retrieve
+from procedure_rag._retrieval import (
+    FETCH_PER_K,
+    LEXICAL_WEIGHT,
+    Lexical,
+    RetrievalOptions,
+    Retrieved,
+    retrieve,
+)
 from procedure_rag._types import Chunk
 
 __all__ = ["ProcedureMultiVectorRetriever", "SearchType"]
@@ -134,7 +141,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
             kinds=None if self.kinds is None else frozenset(self.kinds),
             expand_parents=self.expand_parents,
             route_questions=self.route_questions,
-            fetch_start=max(int(start), 40 * self.k) if start is not None else None,
+            fetch_start=max(int(start), FETCH_PER_K * self.k) if start is not None else None,
             lexical_weight=self.lexical_weight,
         )
         if isinstance(self.docstore, ProcedureDocStore):

@@ -35,6 +35,7 @@ from procedure_rag._routing import QuestionType, classify_question, route
 
 __all__ = [
     "ALL_KINDS",
+    "FETCH_PER_K",
     "LEXICAL_KIND",
     "LEXICAL_WEIGHT",
     "Found",
@@ -51,7 +52,9 @@ __all__ = [
 
 T = TypeVar("T")
 
-#: Vectors asked first per result when the lexical index adds its candidates (else 40).
+#: Vectors asked first per result, so raw texts are not crowded out by other kinds.
+FETCH_PER_K = 40
+#: The same when the lexical index adds its own candidates.
 LEXICAL_FETCH_PER_K = 10
 
 #: Every representation kind's name.
@@ -161,7 +164,7 @@ class RetrievalOptions:
     @property
     def start(self) -> int:
         """The first number of vectors asked."""
-        return 40 * self.k if self.fetch_start is None else self.fetch_start
+        return FETCH_PER_K * self.k if self.fetch_start is None else self.fetch_start
 
     @property
     def limit(self) -> int:
