@@ -745,3 +745,6 @@ def test_a_note_that_must_leave_its_step_takes_the_step_line_along(lang: str) ->
     (holder,) = [c for c in chunks if note[:20] in c.text]
     assert f"2. {step}" in body_lines(holder), holder.text
     assert not holder.source_spans[0].start <= source.index(step) < holder.source_spans[-1].end
+    # the note's step is a step of this chunk too: a continuation that carries the note
+    assert [(st.number, st.is_continuation) for st in holder.steps][:1] == [("2.", True)]
+    assert note[:20] in holder.steps[0].caution

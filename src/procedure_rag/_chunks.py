@@ -45,12 +45,13 @@ def merge_spans(spans: Sequence[Span | None]) -> tuple[Span, ...]:
     return tuple(out)
 
 
-def _bound_notes(units: Sequence[Unit]) -> dict[str, list[str]]:
+def _bound_notes(units: Sequence[Unit], owners: dict[str, str]) -> dict[str, list[str]]:
     """Notes bound to steps, by step element id, over whole list units.
 
     A note binds to the item it sits in, or to the step right before it; a paragraph
     between a list and a note breaks the bond. Worked out on the whole list, not on
     one part of it, so a step keeps its note when the note falls in the next part.
+    ``owners`` receives each bound note's step, by the note's element id.
     """
     cautions: dict[str, list[str]] = {}
     for unit in units:
@@ -64,6 +65,7 @@ def _bound_notes(units: Sequence[Unit]) -> dict[str, list[str]]:
                 owner = el.parent_id if el.parent_id in items else last_item
                 if owner is not None:
                     cautions.setdefault(owner, []).append(labelled(el.admonition, el.text))
+                    owners[el.element_id] = owner
             elif el.parent_id is None and el.kind is not ElementKind.PICTURE and el is not unit.lead_in:
                 last_item = None  # a paragraph between the list and a note: the note is not the step's
     return cautions
@@ -73,18 +75,26 @@ def _steps(
     block: Block,
     lexicon: Lexicon,
     cautions: dict[str, list[str]],
+    note_owners: dict[str, str],
     parsed: dict[tuple[int, str], ProcedureStep],
 ) -> tuple[ProcedureStep, ...]:
     """Parse the list items of a block, each with the notes bound to it (``cautions``, by item id).
 
-    ``parsed`` keeps the steps parsed for earlier blocks: a step cut into many blocks
-    is parsed once, not once per block.
+    A note that left its step for this block brings the step along (its line is
+    repeated above the note), marked as a continuation. ``note_owners`` gives each
+    bound note's step; ``parsed`` keeps the steps parsed for earlier blocks: a step
+    cut into many blocks is parsed once, not once per block.
     """
     items: list[LayoutElement] = []
     continued: set[str] = set()
     seen: set[str] = set()
     for line in block.lines:
         el = line.element
+        owner = _repeated_owner(block, note_owners.get(el.element_id)) if el is not None else None
+        if owner is not None and owner.element_id not in seen:
+            seen.add(owner.element_id)
+            continued.add(owner.element_id)
+            items.append(owner)
         if el is None or el.kind is not ElementKind.LIST_ITEM:
             continue
         if line.continued and (el.element_id not in seen or el.element_id != items[0].element_id):
@@ -109,6 +119,21 @@ def _steps(
             step = replace(step, is_continuation=True)
         out.append(step)
     return tuple(out)
+
+
+def _repeated_owner(block: Block, owner_id: str | None) -> LayoutElement | None:
+    """The step a note in ``block`` belongs to, when the block repeats the step's line above it."""
+    if owner_id is None:
+        return None
+    step = next((e for u in block.units for e in u.elements if e.element_id == owner_id), None)
+    if step is None or step.span is None:
+        return None
+    start, end = step.span.start, step.span.end
+    repeated = any(
+        line.element is None and line.shows is not None and start <= line.shows.start < end
+        for line in block.lines
+    )
+    return step if repeated else None
 
 
 def _related(block: Block, units: Sequence[Unit], index: dict[int, int]) -> list[LayoutElement]:
@@ -157,6 +182,7 @@ def build_children(
     parsed: dict[tuple[int, str], ProcedureStep] = {}
     drafts: list[tuple[Block, str, str, list[LayoutElement], tuple[Span, ...], ChunkType]] = []
     owner: dict[str, str] = {}
+    note_owners: dict[str, str] = {}  # a bound note's step, by the note's element id
     for block in blocks:
         head = continued_head if block.continued else header
         body = [line.text.rstrip() for line in block.lines]
@@ -172,7 +198,7 @@ def build_children(
             for unit in block.units:
                 if id(unit) not in seen_units:
                     seen_units.add(id(unit))
-                    for item_id, notes in _bound_notes([unit]).items():
+                    for item_id, notes in _bound_notes([unit], note_owners).items():
                         cautions.setdefault(item_id, []).extend(notes)
             ordered = any(e.ordered for e in elements if e.kind is ElementKind.LIST_ITEM)
             chunk_type = ChunkType.PROCEDURE if ordered or block.lead_in is not None else ChunkType.TEXT
@@ -200,7 +226,7 @@ def build_children(
                 section_path=block.path,
                 source_id=source_id,
                 language=language,
-                steps=_steps(block, lexicon, cautions, parsed) if block.kind == "list" else (),
+                steps=_steps(block, lexicon, cautions, note_owners, parsed) if block.kind == "list" else (),
                 lead_in=lead.text if lead is not None else "",
                 condition=condition,
                 source_spans=spans,
