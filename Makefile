@@ -3,7 +3,7 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint install
+.PHONY: demo test lint install bench
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "needs $(PYTHON) on PATH (or run: make PYTHON=python3 ...)"; exit 2; }
@@ -23,3 +23,12 @@ lint: install
 
 test: lint
 	$(BIN)/python -m pytest
+
+# Every figure of the README's Benchmarks section, from the shared data in ../shared/data:
+# retrieval quality (benchmarks/results/retrieval.*), then splitting speed, memory, index
+# throughput and query latency (benchmarks/results/speed.*, latency.json).
+bench: install
+	$(BIN)/python benchmarks/retrieval.py --questions ../shared/data/questions/hololens_dev.jsonl \
+		../shared/data/questions/ja_native_dev.jsonl ../shared/data/emanual --docs-root ../shared/data \
+		--confirm-chroma ja_native_dev --out benchmarks/results/retrieval.json
+	OMP_WAIT_POLICY=PASSIVE $(BIN)/python benchmarks/speed.py --part all
