@@ -374,3 +374,26 @@ def test_a_seed_that_disagrees_with_the_model_is_refused(tmp_path: Path):
         ("good:passage", True),
     ]
     assert embedder.stats.seeded["passage"] == 1
+
+
+def _bench_commands() -> list[list[str]]:
+    """The commands of the Makefile's ``bench`` target, continuation lines joined."""
+    import shlex  # noqa: PLC0415
+
+    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile.split("\nbench:", 1)[1].split("\n\n", 1)[0].replace("\\\n", " ")
+    return [shlex.split(line) for line in recipe.splitlines()[1:] if line.strip()]
+
+
+def test_make_bench_runs_both_benchmarks_with_arguments_they_accept():
+    import speed  # noqa: PLC0415 - benchmarks/ is on sys.path above
+
+    commands = _bench_commands()
+    scripts = {}
+    for words in commands:
+        (i,) = [n for n, w in enumerate(words) if w.startswith("benchmarks/") and w.endswith(".py")]
+        scripts[words[i]] = words[i + 1 :]
+    assert set(scripts) == {"benchmarks/retrieval.py", "benchmarks/speed.py"}
+    retrieval_args = bench.parse_args(scripts["benchmarks/retrieval.py"])
+    assert retrieval_args.out == Path("benchmarks/results/retrieval.json")
+    assert speed.parse_args(scripts["benchmarks/speed.py"]).part == "all"
