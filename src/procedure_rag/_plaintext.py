@@ -633,7 +633,10 @@ class _Reader:
     ) -> None:
         self.resolve_pending(inside=False)
         raw = self.s(title)
-        text_start = title.body + rest + (len(raw[rest:]) - len(raw[rest:].lstrip()))
+        # A heading keeps its number in its text ("1.2 Setup", "第1章 設定"), as a Markdown
+        # heading does, so that it reaches the section path; symbols ("■", "【") do not.
+        skip = 0 if number else rest + (len(raw[rest:]) - len(raw[rest:].lstrip()))
+        text_start = title.body + skip
         block = self.new_block(ElementKind.SECTION_HEADER, first, [(text_start, title.end)], done=True)
         block.last = last or title
         block.level = level
