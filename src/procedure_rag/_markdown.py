@@ -4,7 +4,9 @@ pyromark (a binding of the Rust ``pulldown-cmark`` parser) gives every event a
 byte range into the source. :class:`_Walker` reads the events once, keeps a
 small stack of list and item contexts, and emits one :class:`LayoutElement` per
 block with its exact character span, so that chunks can point back at their
-evidence.
+evidence. Sub-steps on the continuation lines of a list item's first paragraph
+(``1. Open.`` then ``   a. Cut.``), which CommonMark leaves in the item's text,
+become items nested under it (see :mod:`procedure_rag._substeps`).
 
 Block quotes, tables, code blocks, HTML blocks, definition lists, footnote
 definitions and front matter are kept whole: their inner events are skipped.

@@ -6,7 +6,8 @@ with a few lines of look-ahead, and decides for every line what it is:
 
 * page furniture: page-number footers (``- 12 -``, ``Page 12``, ``12 / 40``) and
   lines repeated at the top of many pages;
-* headings: heading numbers (``第1章``, ``1.1``, ``【…】``, ``■``), underlined titles,
+* headings: heading numbers (``第1章``, ``1.1``, ``【…】``, ``■``; a number stays in the
+  heading's text, a symbol does not), underlined titles,
   numbered lines that introduce a body rather than a procedure, and, conservatively,
   short title-like lines told apart by what follows: a longer paragraph, the same line
   again (PDF text that prints a title and then starts the body with it), or a menu
