@@ -301,6 +301,81 @@ def test_paragraph_lines_that_are_not_items(source: str, text: str) -> None:
     assert [(e.kind, e.text) for e in elements] == [(K.TEXT, text)]
 
 
+# ----- sub-steps on a step's continuation lines ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "steps"),
+    [
+        (
+            "1. Open the box.\n   a. Cut the tape.\n   b. Lift the lid.\n2. Take it out.\n",
+            [
+                ("1.", 0, "Open the box."),
+                ("a.", 1, "Cut the tape."),
+                ("b.", 1, "Lift the lid."),
+                ("2.", 0, "Take it out."),
+            ],
+        ),
+        # a sub-step's wrapped line is its own; sub-steps flush left (lazy lines) count too
+        (
+            "1. Open the box\n(1) Cut the tape\ncarefully.\n(2) Lift the lid.\n",
+            [("1.", 0, "Open the box"), ("(1)", 1, "Cut the tape carefully."), ("(2)", 1, "Lift the lid.")],
+        ),
+        # a change of style nests; a marker of the outer sequence closes the inner one
+        (
+            "1. 箱を開けます。\n   (1) テープを切ります。\n     ① 確認します。\n     ② 取り出します。\n"
+            "   (2) 閉じます。\n",
+            [
+                ("1.", 0, "箱を開けます。"),
+                ("(1)", 1, "テープを切ります。"),
+                ("①", 2, "確認します。"),
+                ("②", 2, "取り出します。"),
+                ("(2)", 1, "閉じます。"),
+            ],
+        ),
+        # one sub-step alone, after a full stop; i. ii. count as roman numerals
+        ("- 設定します。\n  手順1 開きます。\n", [("-", 0, "設定します。"), ("手順1", 1, "開きます。")]),
+        (
+            "1. Choose one:\n   i. Wi-Fi\n   ii. Ethernet\n",
+            [("1.", 0, "Choose one:"), ("i.", 1, "Wi-Fi"), ("ii.", 1, "Ethernet")],
+        ),
+        (
+            "* Check:\n  ・電源\n  ・ケーブル\n",
+            [("*", 0, "Check:"), ("・", 1, "電源"), ("・", 1, "ケーブル")],
+        ),
+    ],
+)
+def test_substeps_on_continuation_lines(source: str, steps: list[tuple[str, int, str]]) -> None:
+    items = read(source)
+    assert [(e.number, e.level, e.text) for e in items] == steps
+    # each sub-step's parent is the nearest step before it one level up
+    parents = [
+        next((p.element_id for p in reversed(items[:i]) if p.level == e.level - 1), None)
+        for i, e in enumerate(items)
+    ]
+    assert [e.parent_id for e in items] == parents
+    assert len({e.list_id for e in items}) == 1
+    assert_spans_cover(source, items)
+
+
+@pytest.mark.parametrize(
+    ("source", "text"),
+    [
+        ("1. Make sure that\n   1.5 GB is free.\n", "Make sure that 1.5 GB is free."),
+        ("1. Set the alarm for 9\n   a. m. and press Start.\n", "Set the alarm for 9 a. m. and press Start."),
+        # a wrapped sentence: a position other than the first starts nothing
+        ("1. Hold the button for\n   2. seconds.\n", "Hold the button for 2. seconds."),
+        ("1. Open the box.\n   (2) shows the lid.\n", "Open the box. (2) shows the lid."),
+        ("1. See the lid, that\n   i. e. the top.\n", "See the lid, that i. e. the top."),
+        ("1. Find the button\n   ① in the figure.\n", "Find the button ① in the figure."),
+        ("1. Press **Start\n   a.** to begin.\n", "Press **Start a.** to begin."),
+    ],
+)
+def test_continuation_lines_that_are_not_substeps(source: str, text: str) -> None:
+    (item,) = read(source)
+    assert (item.kind, item.text) == (K.LIST_ITEM, text)
+
+
 # ----- spans and coverage -------------------------------------------------------------------------
 
 

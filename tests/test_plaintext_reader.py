@@ -101,14 +101,17 @@ def test_lines_that_only_look_like_markers_are_text(line: str) -> None:
 @pytest.mark.parametrize(
     ("line", "level", "number", "text"),
     [
-        ("第1章 はじめに", 1, "第1章", "はじめに"),
-        ("第一章　概要", 1, "第一章", "概要"),
-        ("第2節 設定の変更", 2, "第2節", "設定の変更"),
-        ("第3項 詳細", 3, "第3項", "詳細"),
-        ("1.1 Overview", 2, "1.1", "Overview"),
-        ("1.1. 概要", 2, "1.1.", "概要"),
-        ("2.3.1 Network settings", 3, "2.3.1", "Network settings"),
-        ("２．３ ネットワーク設定", 2, "２．３", "ネットワーク設定"),
+        # a number stays in the heading text (it reaches the section path, as in Markdown)
+        ("第1章 はじめに", 1, "第1章", "第1章 はじめに"),
+        ("第一章　概要", 1, "第一章", "第一章　概要"),
+        ("第2節 設定の変更", 2, "第2節", "第2節 設定の変更"),
+        ("第3項 詳細", 3, "第3項", "第3項 詳細"),
+        ("1.1 Overview", 2, "1.1", "1.1 Overview"),
+        ("1.1. 概要", 2, "1.1.", "1.1. 概要"),
+        ("2.3.1 Network settings", 3, "2.3.1", "2.3.1 Network settings"),
+        ("２．３ ネットワーク設定", 2, "２．３", "２．３ ネットワーク設定"),
+        ("第4章", 1, "第4章", "第4章"),
+        # a symbol is decoration: left out
         ("【操作手順】", 2, "", "操作手順"),
         ("■ 設定方法", 3, "", "設定方法"),
         ("■ Before you begin", 3, "", "Before you begin"),
@@ -143,8 +146,8 @@ def test_underlined_titles_are_headings_with_levels_by_underline() -> None:
     heads = [e for e in read(text) if e.kind is K.SECTION_HEADER]
     assert [(h.text, h.level, h.number) for h in heads] == [
         ("Install", 1, ""),
-        ("Prepare", 2, "1."),
-        ("Time zone", 3, "1.1."),
+        ("1. Prepare", 2, "1."),
+        ("1.1. Time zone", 3, "1.1."),
     ]
     assert_invariants(text, read(text))
 
@@ -155,7 +158,7 @@ def test_underlined_titles_are_headings_with_levels_by_underline() -> None:
 def test_numbered_line_introducing_subsections_is_a_heading() -> None:
     text = "1. 事前準備\n\nインストールの前に確認します。\n\n1.1. タイムゾーンを設定する\n\n設定します。\n"
     els = read(text)
-    assert [(e.kind, e.number, e.text) for e in els[:1]] == [(K.SECTION_HEADER, "1.", "事前準備")]
+    assert [(e.kind, e.number, e.text) for e in els[:1]] == [(K.SECTION_HEADER, "1.", "1. 事前準備")]
     assert els[2].kind is K.SECTION_HEADER
     assert els[2].level > els[0].level
 
@@ -167,7 +170,7 @@ def test_numbered_line_with_long_body_is_a_heading() -> None:
         "The light turns green.\n"
     )
     heads = [(e.number, e.text, e.level) for e in read(text) if e.kind is K.SECTION_HEADER]
-    assert heads == [("1.", "Overview", 1), ("2.", "Setup", 1)]
+    assert heads == [("1.", "1. Overview", 1), ("2.", "2. Setup", 1)]
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from procedure_rag import Chunk, ChunkLevel, ChunkType, ProcedureStep, chunk
+from procedure_rag import Chunk, ChunkerOptions, ChunkLevel, ChunkType, ProcedureStep, chunk
 from procedure_rag._repr_questions import (
     ENGLISH_QUESTIONS,
     JAPANESE_QUESTIONS,
@@ -70,6 +70,13 @@ def _procedure(heading: str, language: str, *steps: ProcedureStep) -> Chunk:
         ("2 地域情報の登録", "ja", "地域情報を登録するには？"),
         ("2-1 《履歴情報を登録する》", "ja", "履歴情報を登録するには？"),
         ("HoloLens OS の要件を確認します:", "ja", "HoloLens OS の要件を確認するには？"),
+        # every heading number a reader keeps in the heading text is left out
+        ("1.2 Setting up the remote", "en", "How do I set up the remote?"),
+        ("(a) Restart the device", "en", "How do I restart the device?"),
+        ("第一章　デバイスをリセットする", "ja", "デバイスをリセットするには？"),
+        ("第3項 デバイスを再起動します", "ja", "デバイスを再起動するには？"),
+        ("２．３ デバイスをリセットする", "ja", "デバイスをリセットするには？"),
+        ("① デバイスをリセットする", "ja", "デバイスをリセットするには？"),
     ],
 )
 def test_heading_becomes_a_question(heading: str, language: str, expected: str) -> None:
@@ -232,3 +239,19 @@ def test_question_invariants_on_real_chunks(relative: str) -> None:
         assert len({_key(q) for q in asked}) == len(asked), asked
         japanese = [bool(_KANA.search(q)) for q in asked]
         assert all(japanese) if c.language == "ja" else not any(japanese), asked
+
+
+@pytest.mark.parametrize("heading", ["1.2 Setting up the remote", "第1章 リモコンを設定する"])
+def test_a_plain_text_heading_number_stays_out_of_the_questions(heading: str) -> None:
+    """The plain-text reader keeps the number in the heading (and the section path), not in questions."""
+    text = f"{heading}\n\n1. Open the cover.\n2. Insert the batteries.\n"
+    (child,) = (
+        c
+        for c in chunk(text, source_id="s", options=ChunkerOptions(source_format="text"))
+        if c.level is ChunkLevel.CHILD
+    )
+    assert child.section_path == (heading,)
+    number = heading.split(maxsplit=1)[0]
+    asked = questions(child)
+    assert asked
+    assert not [q for q in asked if number in q]

@@ -4,7 +4,9 @@ pyromark (a binding of the Rust ``pulldown-cmark`` parser) gives every event a
 byte range into the source. :class:`_Walker` reads the events once, keeps a
 small stack of list and item contexts, and emits one :class:`LayoutElement` per
 block with its exact character span, so that chunks can point back at their
-evidence.
+evidence. Sub-steps on the continuation lines of a list item's first paragraph
+(``1. Open.`` then ``   a. Cut.``), which CommonMark leaves in the item's text,
+become items nested under it (see :mod:`procedure_rag._substeps`).
 
 Block quotes, tables, code blocks, HTML blocks, definition lists, footnote
 definitions and front matter are kept whole: their inner events are skipped.
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from procedure_rag._labels import leading_label
 from procedure_rag._numbering import DEFAULT_STEP_STYLES, StepStyle, match_step_marker
+from procedure_rag._substeps import SubStep, find_substeps
 from procedure_rag._text import join_lines
 from procedure_rag._types import ElementKind, LayoutElement, Span
 
@@ -303,8 +306,10 @@ class _Walker:
             return
         item.flushed = True
         item.element_id = f"{self.source_id}#e{self.order}"
+        substeps: list[tuple[int, int, SubStep]] = []
         if item.inline_start >= 0:
-            text, stop = _prose(self.text[item.inline_start : item.inline_end]), item.inline_end
+            stop, substeps = self._substeps(item.inline_start, item.inline_end)
+            text = _prose(self.text[item.inline_start : stop])
         else:
             text, stop = "", min(end, item.start + len(item.marker) + 1)
         self.emit(
@@ -320,6 +325,48 @@ class _Walker:
             parent_id=item.parent_id,
             list_id=item.list_id,
         )
+        parents = [item.element_id]  # the enclosing step of each depth
+        for start, stop, sub in substeps:
+            body = self.text[start:stop]
+            del parents[sub.depth :]
+            el = self.emit(
+                ElementKind.LIST_ITEM,
+                _prose(body[sub.marker.rest_start :]),
+                start,
+                stop,
+                inside=False,
+                level=item.level + sub.depth,
+                number=sub.marker.marker,
+                ordered=sub.marker.ordered,
+                parent_id=parents[-1],
+                list_id=item.list_id,
+            )
+            parents.append(el.element_id)
+
+    def _substeps(self, start: int, end: int) -> tuple[int, list[tuple[int, int, SubStep]]]:
+        """Where an item's own first text ends, and the sub-steps on its continuation lines.
+
+        Each sub-step comes as ``(start, end, sub-step)``: from its marker to the end of
+        its last line (the lines up to the next sub-step).
+        """
+        lines = self.text[start:end].splitlines(keepends=True)
+        if len(lines) < 2:  # a sub-step needs a line of its own
+            return end, []
+        bodies = [ln.lstrip(_LINE_INDENT) for ln in lines]
+        found = find_substeps(bodies, self.step_styles)
+        if not found:
+            return end, []
+        offsets = list(itertools.accumulate((len(ln) for ln in lines), initial=start))
+
+        def line_end(i: int) -> int:  # the end of line ``i``'s text, its line break left out
+            return offsets[i] + len(lines[i].rstrip(" \t\r\n"))
+
+        out = []
+        for sub, nxt in zip(found, [*found[1:], None], strict=True):
+            last = (nxt.line if nxt is not None else len(lines)) - 1
+            first = offsets[sub.line] + len(lines[sub.line]) - len(bodies[sub.line])
+            out.append((first, line_end(last), sub))
+        return line_end(found[0].line - 1), out
 
     # -- events ---------------------------------------------------------------
     def walk(self, events: Iterable[tuple[Any, Range]]) -> Iterator[LayoutElement]:  # noqa: PLR0912

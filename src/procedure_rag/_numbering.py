@@ -16,6 +16,7 @@ __all__ = [
     "HeadingStyle",
     "StepMarker",
     "StepStyle",
+    "marker_ordinal",
     "match_heading_number",
     "match_step_marker",
 ]
@@ -98,6 +99,34 @@ def match_step_marker(line: str, styles: tuple[StepStyle, ...] = DEFAULT_STEP_ST
         m = style.pattern.match(line)
         if m is not None:
             return StepMarker(m.group("marker"), m.end(), style.name, style.ordered)
+    return None
+
+
+_ROMAN_VALUES = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6, "vii": 7, "viii": 8, "ix": 9, "x": 10}
+_FULLWIDTH_DIGITS = str.maketrans("０１２３４５６７８９", "0123456789")
+# The circled number blocks: (first code point, the number it stands for, how many).
+_CIRCLED_BLOCKS = ((0x2460, 1, 20), (0x2776, 1, 10), (0x24EB, 11, 10))
+
+
+def marker_ordinal(marker: str) -> int | None:
+    """The position a marker states (``"3."`` → 3, ``"③"`` → 3, ``"b)"`` → 2, ``"iv."`` → 4).
+
+    A single ``i``, ``v`` or ``x`` reads as a roman numeral. ``None`` for markers that
+    state no position (bullets, ``#.``).
+    """
+    digits = re.findall(r"[0-9０-９]+", marker)
+    if digits:
+        return int(digits[-1].translate(_FULLWIDTH_DIGITS))
+    for ch in marker:
+        o = ord(ch)
+        for first, base, count in _CIRCLED_BLOCKS:
+            if first <= o < first + count:
+                return o - first + base
+    core = re.sub(r"[()（）.．\s]", "", marker).lower()
+    if core in _ROMAN_VALUES:
+        return _ROMAN_VALUES[core]
+    if len(core) == 1 and core.isalpha():
+        return ord(core) - ord("a") + 1 if "a" <= core <= "z" else None
     return None
 
 

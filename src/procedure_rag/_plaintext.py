@@ -6,7 +6,8 @@ with a few lines of look-ahead, and decides for every line what it is:
 
 * page furniture: page-number footers (``- 12 -``, ``Page 12``, ``12 / 40``) and
   lines repeated at the top of many pages;
-* headings: heading numbers (``第1章``, ``1.1``, ``【…】``, ``■``), underlined titles,
+* headings: heading numbers (``第1章``, ``1.1``, ``【…】``, ``■``; a number stays in the
+  heading's text, a symbol does not), underlined titles,
   numbered lines that introduce a body rather than a procedure, and, conservatively,
   short title-like lines told apart by what follows: a longer paragraph, the same line
   again (PDF text that prints a title and then starts the body with it), or a menu
@@ -40,6 +41,7 @@ from procedure_rag._numbering import (
     HeadingStyle,
     StepMarker,
     StepStyle,
+    marker_ordinal,
     match_heading_number,
     match_step_marker,
 )
@@ -83,7 +85,6 @@ _EN_CONNECTORS = frozenset(_EN_CONNECTOR_WORDS.split())
 _JA_CONNECTORS = frozenset("をにのはがでとへやもて、，")
 # Step styles whose single-level numbers ("1.", "(1)", "1)") may also number headings.
 _HEADING_CAPABLE = frozenset({"dotted", "dotted-fullwidth", "close-paren", "paren"})
-_ROMAN_VALUES = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6, "vii": 7, "viii": 8, "ix": 9, "x": 10}
 _MATCH_PREFIX = 256  # markers sit at the start of a line; never run a pattern over a huge line
 _LOOKAHEAD = 40  # lines a numbered heading candidate may look ahead
 _MAX_PENDING = 3  # paragraphs held back while deciding whether a list continues
@@ -289,24 +290,6 @@ def _ui_label(s: str) -> bool:
         and (first.isupper() or first.isdigit() or (_is_cjk(first) and first not in "（、。・〜「『"))
         and not _ends_with_connector(s)
     )
-
-
-def _ordinal(marker: str) -> int | None:
-    """The position a marker states (``"3."`` → 3, ``"③"`` → 3, ``"b)"`` → 2), or ``None``."""
-    digits = re.findall(r"[0-9０-９]+", marker)
-    if digits:
-        return int(digits[-1].translate(_FULLWIDTH_DIGITS))
-    for ch in marker:
-        o = ord(ch)
-        for first, base in ((0x2460, 1), (0x2776, 1), (0x24EB, 11)):
-            if first <= o < first + (20 if first == 0x2460 else 10):
-                return o - first + base
-    core = re.sub(r"[()（）.．\s]", "", marker).lower()
-    if core in _ROMAN_VALUES:
-        return _ROMAN_VALUES[core]
-    if len(core) == 1 and core.isalpha():
-        return ord(core) - ord("a") + 1 if "a" <= core <= "z" else None
-    return None
 
 
 _FULLWIDTH_DIGITS = str.maketrans("０１２３４５６７８９", "0123456789")
@@ -582,7 +565,7 @@ class _Reader:
         m = self.marker(line)
         if m is None:
             return False
-        ordinal = _ordinal(m.marker)
+        ordinal = marker_ordinal(m.marker)
         if self.numbered_heading(line, m, ordinal):
             level = self.heading_levels.get(m.style) or self.last_level + 1
             self.heading(line, line, rest=m.rest_start, number=m.marker, level=level, style=m.style)
@@ -651,7 +634,10 @@ class _Reader:
     ) -> None:
         self.resolve_pending(inside=False)
         raw = self.s(title)
-        text_start = title.body + rest + (len(raw[rest:]) - len(raw[rest:].lstrip()))
+        # A heading keeps its number in its text ("1.2 Setup", "第1章 設定"), as a Markdown
+        # heading does, so that it reaches the section path; symbols ("■", "【") do not.
+        skip = 0 if number else rest + (len(raw[rest:]) - len(raw[rest:].lstrip()))
+        text_start = title.body + skip
         block = self.new_block(ElementKind.SECTION_HEADER, first, [(text_start, title.end)], done=True)
         block.last = last or title
         block.level = level

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from procedure_rag._lexicon import JAPANESE
+from procedure_rag._numbering import match_heading_number, match_step_marker
 from procedure_rag._repr_keywords import IMPERATIVE_VERBS, japanese_tokenizer
 from procedure_rag._repr_summary import body_text, lexicon_for, sentences
 from procedure_rag._types import Chunk, ChunkType, ProcedureStep
@@ -103,7 +104,23 @@ class QuestionWords:
 
 def clean_heading(heading: str) -> str:
     """A heading without its numbering, decorative brackets and trailing punctuation."""
-    return _TRAIL.sub("", _BRACKETS.sub("", _NUMBERING.sub("", heading))).strip()
+    return _TRAIL.sub("", _BRACKETS.sub("", _without_number(heading))).strip()
+
+
+def _without_number(heading: str) -> str:
+    """``heading`` without the number it opens with (``1.2``, ``第一章``, ``(a)``, ``①``, ``手順1``).
+
+    The readers' own numbering rules come first, so that every number a reader keeps in a
+    heading's text is recognised; then a looser pattern for numbers they do not know.
+    """
+    text = heading.lstrip()
+    found = match_heading_number(text)
+    if found is not None and any(ch.isalnum() for ch in found[0]):
+        return text[found[2] :]
+    marker = match_step_marker(text)
+    if marker is not None and marker.ordered:
+        return text[marker.rest_start :]
+    return _NUMBERING.sub("", heading)
 
 
 # --- Japanese -------------------------------------------------------------------------------
