@@ -44,7 +44,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -936,6 +936,10 @@ def run_benchmark(
 # -- the same through the real LangChain retriever on Chroma -----------------------------------
 
 
+#: Our methods the Chroma confirmation reruns, with whether they expand parents.
+CONFIRMED: Mapping[str, bool] = {f"{OURS}-multivector": False, f"{OURS}-parents": True}
+
+
 def confirm_with_chroma(
     dataset: Dataset,
     lang: str,
@@ -945,8 +949,12 @@ def confirm_with_chroma(
     budget: int,
     tokens: Tokens,
     limit: int | None,
+    methods: Collection[str] = CONFIRMED,
 ) -> dict[str, Any]:
-    """Ours through ``ProcedureMultiVectorRetriever`` on embedded Chroma, beside the in-memory path."""
+    """Ours through ``ProcedureMultiVectorRetriever`` on embedded Chroma, beside the in-memory path.
+
+    ``methods``: which of :data:`CONFIRMED` to rerun (those the run ranked).
+    """
     from langchain_core.embeddings import Embeddings  # noqa: PLC0415
 
     from langchain_procedures import ProcedureMultiVectorRetriever  # noqa: PLC0415
@@ -976,7 +984,9 @@ def confirm_with_chroma(
             folder, embedding=Cached(), k=settings.k
         )
         chroma.add_documents(corpus.documents)
-        for name, expand in ((f"{OURS}-multivector", False), (f"{OURS}-parents", True)):
+        for name, expand in CONFIRMED.items():
+            if name not in methods:
+                continue
             # Opened as a user opens an index: the layout's search and exact re-scoring.
             retriever = ProcedureMultiVectorRetriever.from_persist_directory(
                 folder, embedding=Cached(), k=settings.k, expand_parents=expand
@@ -1324,7 +1334,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def _confirm_target(
     spec: str, datasets: Sequence[Dataset], chosen: Sequence[Method]
 ) -> tuple[Dataset, str] | None:
-    if spec == "none" or not any(m.name.startswith(OURS) for m in chosen):
+    if spec == "none" or not any(m.name in CONFIRMED for m in chosen):
         return None
     options = [(d, lang) for d in datasets for lang in d.langs]
     if spec == "auto":
@@ -1364,7 +1374,14 @@ def main(argv: Sequence[str] | None = None) -> None:
             flush=True,
         )
         confirmation = confirm_with_chroma(
-            target[0], target[1], embedder, settings, budget=args.budget, tokens=tokens, limit=args.limit
+            target[0],
+            target[1],
+            embedder,
+            settings,
+            budget=args.budget,
+            tokens=tokens,
+            limit=args.limit,
+            methods={m.name for m in chosen},
         )
         print(json.dumps({k: v for k, v in confirmation.items() if not isinstance(v, dict)}), flush=True)
     stats = embedder.stats

@@ -397,3 +397,34 @@ def test_make_bench_runs_both_benchmarks_with_arguments_they_accept():
     retrieval_args = bench.parse_args(scripts["benchmarks/retrieval.py"])
     assert retrieval_args.out == Path("benchmarks/results/retrieval.json")
     assert speed.parse_args(scripts["benchmarks/speed.py"]).part == "all"
+
+
+class BigramModel(FakeEmbedder):
+    """FakeEmbedder's vectors through the LangChain embedding calls a CachedEmbedder makes."""
+
+    def embed_documents(self, texts):
+        return self._vectors(texts).tolist()
+
+    def embed_query(self, text):
+        return self._vectors([text])[0].tolist()
+
+
+def test_chroma_confirmation_reruns_only_the_methods_the_run_ranked(tiny_set: Path, tmp_path: Path):
+    dataset = ev.load_dataset(tiny_set, tiny_set.parent)
+    settings = bench.Settings(chunk_size=400, chunk_overlap=80, k=5)
+    by_name = {m.name: m for m in bench.methods(settings)}
+    raw_only = [by_name["procedure-rag-raw"], by_name["langchain-recursive"]]
+    assert bench._confirm_target("auto", [dataset], raw_only) is None
+    assert bench._confirm_target("auto", [dataset], [by_name["procedure-rag-multivector"]]) is not None
+    report = bench.confirm_with_chroma(
+        dataset,
+        "en",
+        bench.CachedEmbedder(BigramModel(), bench.EmbeddingCache(tmp_path / "c.sqlite3", "bigrams"), []),
+        settings,
+        budget=1000,
+        tokens=WORDS,
+        limit=1,
+        methods={"procedure-rag-multivector"},
+    )
+    assert "procedure-rag-multivector" in report
+    assert "procedure-rag-parents" not in report
