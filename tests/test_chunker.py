@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from _invariants import (
     WORD,
@@ -41,10 +43,12 @@ from procedure_rag import (
     ChunkLevel,
     ChunkType,
     ProcedureChunker,
+    Span,
     chunk_metadata,
     read_metadata,
 )
 from procedure_rag._chunks import merge_spans
+from procedure_rag._metadata import _dumps_spans, _dumps_strs
 from procedure_rag._tokens import tiktoken_length
 
 TESTS = Path(__file__).resolve().parent
@@ -437,6 +441,23 @@ def test_metadata_is_flat_json_and_round_trips(path: str) -> None:
         assert back["source_spans"] == [[s.start, s.end] for s in c.source_spans]
         assert meta["start_index" if "start_index" in meta else "chunk_id"] is not None
         assert read_metadata(back) == back
+
+
+@given(
+    strings=st.lists(st.text()),
+    ends=st.lists(st.tuples(st.integers(0, 2**40), st.integers(0, 2**40)).map(sorted)),
+)
+def test_metadata_lists_are_written_as_json_dumps_writes_them(
+    strings: list[str], ends: list[list[int]]
+) -> None:
+    # Strings (quotes, backslashes, control characters, lone surrogates) and spans are
+    # written without the JSON encoder; the text must be what json.dumps gives.
+    def dumps(value: object) -> str:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+    assert _dumps_strs(strings) == dumps(strings)
+    assert _dumps_strs(tuple(strings)) == dumps(strings)
+    assert _dumps_spans(Span(a, b) for a, b in ends) == dumps(ends)
 
 
 # ----- golden cases -------------------------------------------------------------------------------

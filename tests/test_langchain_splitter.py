@@ -18,6 +18,7 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.runnables import RunnableLambda
 from langchain_core.stores import InMemoryStore
 from langchain_core.vectorstores import InMemoryVectorStore
+from langchain_text_splitters import TextSplitter
 
 from langchain_procedures import ProcedureTextSplitter
 from procedure_rag import STRUCTURAL_KEYS, ChunkerOptions, ProcedureChunker, read_metadata
@@ -220,6 +221,39 @@ def test_from_tiktoken_encoder_counts_the_chosen_encoding(kwargs: dict[str, Any]
     assert splitter.options.chunk_size == 400
     assert splitter.options.length_function is not None
     assert splitter.options.length_function(sample) == tiktoken_length(encoding)(sample)
+
+
+@pytest.mark.parametrize(
+    "special",
+    [{}, {"allowed_special": "all"}, {"allowed_special": {"<|endoftext|>"}, "disallowed_special": ()}],
+)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Press **OK**.",
+        "設定画面を開きます。",
+        "a <|endoftext|> b",
+        "<|fim_prefix|>x",
+        "a <| b",
+        "bad \ud800 x",
+        "",
+    ],
+)
+def test_from_tiktoken_encoder_counts_as_langchain_does(special: dict[str, Any], text: str) -> None:
+    # Ordinary text is counted with encode_ordinary; the rest as LangChain counts it,
+    # or refused as LangChain refuses it (a disallowed special token).
+    ours = ProcedureTextSplitter.from_tiktoken_encoder(**special).options.length_function
+    theirs = TextSplitter._tiktoken_length_function("cl100k_base", None, **special)
+    assert ours is not None
+    try:
+        expected = theirs(text)
+    except ValueError:
+        assert "<|" in text
+        assert not special  # only the default refuses special tokens
+        with pytest.raises(ValueError, match="disallowed special token"):
+            ours(text)
+    else:
+        assert ours(text) == expected
 
 
 @pytest.mark.parametrize(

@@ -135,6 +135,29 @@ def test_previous_and_next_link_one_level_of_one_document(
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
+def test_relationships_name_nodes_by_id_type_and_hash_without_their_metadata(
+    texts: dict[str, str], parsed: dict[str, list[BaseNode]], lang: str
+) -> None:
+    # Nothing in LlamaIndex reads a relationship's metadata (retrievers, postprocessors
+    # and docstores follow node_id); copying ours into every relationship would keep and
+    # store each node's metadata four times more. SOURCE names the document as
+    # LlamaIndex's own parsers do, metadata included.
+    by_id = {n.node_id: n for n in parsed[lang]}
+    document = _document(texts, lang)
+    named = 0
+    for node in parsed[lang]:
+        assert node.source_node == document.as_related_node_info()
+        for kind, value in node.relationships.items():
+            if kind is NodeRelationship.SOURCE:
+                continue
+            for info in value if isinstance(value, list) else [value]:
+                related = by_id[info.node_id]
+                assert (info.node_type, info.hash, info.metadata) == (related.get_type(), related.hash, {})
+                named += 1
+    assert named > len(parsed[lang])
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
 def test_char_indexes_come_from_the_source_spans(
     parsed: dict[str, list[BaseNode]], texts: dict[str, str], lang: str
 ) -> None:

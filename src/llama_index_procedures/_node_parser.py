@@ -88,7 +88,9 @@ class ProcedureNodeParser(NodeParser):
     ``HierarchicalNodeParser``: ``PARENT``/``CHILD`` between the levels (so
     ``get_leaf_nodes``, ``get_root_nodes`` and ``AutoMergingRetriever`` work),
     ``PREVIOUS``/``NEXT`` between neighbours of the same level of one document,
-    ``SOURCE`` to the input's document.
+    ``SOURCE`` to the input's document. A relationship between two nodes names the
+    related node by id, type and hash, without its metadata (which LlamaIndex never
+    reads there, and which would be kept and stored once more per relationship).
 
     Node ids are the core's stable chunk ids, so ``id_func`` must stay the default.
     Options are validated when the parser is built and cannot be changed after.
@@ -218,34 +220,36 @@ class ProcedureNodeParser(NodeParser):
         node = group.items[0]
         source = node.source_node or node.as_related_node_info()
         document_metadata = group.metadata if self.include_metadata else None
-        chunks = list(
-            iter_document_chunks(
-                self._chunker,
-                [
-                    (n.get_content(), _element_metadata(n) if group.element_wise else n.metadata)
-                    for n in group.items
-                ],
-                element_wise=group.element_wise,
-                source_id=group.source if group.element_wise else _source_id(node),
-            )
+        chunks = iter_document_chunks(
+            self._chunker,
+            [
+                (n.get_content(), _element_metadata(n) if group.element_wise else n.metadata)
+                for n in group.items
+            ],
+            element_wise=group.element_wise,
+            source_id=group.source if group.element_wise else _source_id(node),
         )
         excluded = (
             _merged(node.excluded_embed_metadata_keys, _EMBED_EXCLUDED),
             _merged(node.excluded_llm_metadata_keys, _LLM_EXCLUDED),
         )
-        built = {c.chunk_id: self._text_node(c, node, document_metadata, source, excluded) for c in chunks}
-        related = _RelatedInfo()
+        # Each chunk is let go once its node is built; only its place in the tree is kept.
+        built: dict[str, TextNode] = {}
+        links: list[tuple[str, ChunkLevel, str | None, tuple[str, ...]]] = []
         for c in chunks:
-            if c.level is ChunkLevel.PARENT:
-                parent = built[c.chunk_id]
-                parent.relationships[NodeRelationship.CHILD] = [
-                    related(built[child_id]) for child_id in c.child_ids
+            built[c.chunk_id] = self._text_node(c, node, document_metadata, source, excluded)
+            links.append((c.chunk_id, c.level, c.parent_id, c.child_ids))
+        related = _RelatedInfo()
+        for chunk_id, level, parent_id, child_ids in links:
+            if level is ChunkLevel.PARENT:
+                built[chunk_id].relationships[NodeRelationship.CHILD] = [
+                    related(built[child_id]) for child_id in child_ids
                 ]
-            elif c.parent_id is not None:
-                built[c.chunk_id].relationships[NodeRelationship.PARENT] = related(built[c.parent_id])
+            elif parent_id is not None:
+                built[chunk_id].relationships[NodeRelationship.PARENT] = related(built[parent_id])
         if self.include_prev_next_rel:
-            for level in ChunkLevel:
-                _link_neighbours([built[c.chunk_id] for c in chunks if c.level is level], related)
+            for kind in ChunkLevel:
+                _link_neighbours([built[cid] for cid, level, _, _ in links if level is kind], related)
         return list(built.values())
 
     def _text_node(
@@ -324,12 +328,22 @@ def _ordinary_encoder(tokenizer: Callable[[str], list[Any]]) -> Callable[[str], 
 
 
 class _RelatedInfo:
-    """``node.as_related_node_info()`` with each node's hash computed once.
+    """A node as the ``RelatedNodeInfo`` another node of its document names it by.
+
+    It holds the node's id, type and hash, not its metadata: nothing in LlamaIndex
+    reads a relationship's metadata (``AutoMergingRetriever``, the prev/next
+    postprocessors and the docstore follow ``node_id``; in ``SentenceSplitter``'s
+    nodes ``NEXT`` holds the next node's metadata from before the document's was
+    merged in, i.e. none), while ours, with steps as JSON, would be copied into every
+    relationship of every node and stored again with each node in a docstore or a
+    vector store's node content. ``SOURCE`` still names the input document as
+    LlamaIndex's parsers do, metadata included.
 
     A node is named by up to three relationships (its parent's ``CHILD``, its
     neighbours' ``PREVIOUS``/``NEXT``, its children's ``PARENT``), and its hash (text
-    and metadata through SHA-256) does not change while relationships are set. Each
-    call still gives a new ``RelatedNodeInfo``, as LlamaIndex's own method does.
+    and metadata through SHA-256) does not change while relationships are set, so it
+    is computed once. Each call gives a new ``RelatedNodeInfo``, as LlamaIndex's
+    ``as_related_node_info`` does.
     """
 
     def __init__(self) -> None:
@@ -339,9 +353,7 @@ class _RelatedInfo:
         digest = self._hashes.get(node.node_id)
         if digest is None:
             digest = self._hashes[node.node_id] = node.hash
-        return RelatedNodeInfo(
-            node_id=node.node_id, node_type=node.get_type(), metadata=node.metadata, hash=digest
-        )
+        return RelatedNodeInfo(node_id=node.node_id, node_type=node.get_type(), metadata={}, hash=digest)
 
 
 def _link_neighbours(

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from json.encoder import encode_basestring
 from typing import Any
 
 from procedure_rag._types import SCHEMA_VERSION, BBox, Chunk, ChunkLevel, ChunkType, ProcedureStep, Span
@@ -91,8 +92,23 @@ OPTIONAL_KEYS = ("page", "pages", "boxes", "source_record_refs", "start_index")
 _OPERATOR_PREFIXES = ("$", "#", "chroma:")
 
 
+#: ``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` without building
+#: an encoder on every call (a chunk's metadata holds seven JSON values).
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def _dumps(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _ENCODER.encode(value)
+
+
+def _dumps_strs(values: Iterable[str]) -> str:
+    """``_dumps(list(values))`` for strings, without the encoder's walk."""
+    return "[" + ",".join(map(encode_basestring, values)) + "]"
+
+
+def _dumps_spans(spans: Iterable[Span]) -> str:
+    """``_dumps([[s.start, s.end] for s in spans])``, without the encoder's walk."""
+    return "[" + ",".join([f"[{s.start:d},{s.end:d}]" for s in spans]) + "]"
 
 
 def is_filter_key(key: str) -> bool:
@@ -171,7 +187,7 @@ def chunk_metadata(chunk: Chunk, document_metadata: Mapping[str, Any] | None = N
             "source_id": chunk.source_id,
             "language": chunk.language,
             "section": " > ".join(chunk.section_path),
-            "section_path": _dumps(list(chunk.section_path)),
+            "section_path": _dumps_strs(chunk.section_path),
             "steps": _dumps(steps),
             "step_count": len(steps),
             "condition": chunk.condition,
@@ -182,10 +198,10 @@ def chunk_metadata(chunk: Chunk, document_metadata: Mapping[str, Any] | None = N
             "related_elements": _dumps(
                 [{"element_id": e, "kind": k, "chunk_id": c} for e, k, c in chunk.related_elements]
             ),
-            "source_spans": _dumps([[s.start, s.end] for s in chunk.source_spans]),
-            "context_spans": _dumps([[s.start, s.end] for s in chunk.context_spans]),
-            "element_ids": _dumps(list(chunk.element_ids)),
-            "child_ids": _dumps(list(chunk.child_ids)),
+            "source_spans": _dumps_spans(chunk.source_spans),
+            "context_spans": _dumps_spans(chunk.context_spans),
+            "element_ids": _dumps_strs(chunk.element_ids),
+            "child_ids": _dumps_strs(chunk.child_ids),
             "continued": chunk.continued,
         }
     )

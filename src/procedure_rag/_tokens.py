@@ -23,6 +23,7 @@ __all__ = [
     "TiktokenLength",
     "char_length",
     "ensure_offline_tiktoken_cache",
+    "tiktoken_encoding",
     "tiktoken_length",
 ]
 
@@ -128,6 +129,15 @@ def tiktoken_length(encoding_name: str = "cl100k_base") -> Callable[[str], int]:
         ValueError: When the encoding cannot be loaded without a download.
     """
     return TiktokenLength(encoding_name)
+
+
+def tiktoken_encoding(encoding_name: str = "cl100k_base") -> tiktoken.Encoding:
+    """Return the tiktoken encoding ``encoding_name``, loaded offline (once per process).
+
+    Raises:
+        ValueError: When the encoding cannot be loaded without a download.
+    """
+    return _encoding(encoding_name)
 
 
 def char_length(text: str) -> int:
