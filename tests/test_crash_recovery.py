@@ -341,7 +341,8 @@ def run_crash(case: Crash, corpora: dict[str, Corpus], clean_runs: CleanRuns, fo
     if report is not None and case.before is None and case.rerun == case.attempt:
         # What the killed run left is all written again, in place: deleting it first
         # risks chroma-core/chroma#7758 (a vector deleted and added again under its id
-        # may never be found by a search again).
+        # may never be found by a search again). The Chroma backends keep a vector the
+        # killed run stored rather than send it again (procedure_rag._chroma.upsert).
         assert report.vectors_removed == 0
     return state
 

@@ -191,11 +191,10 @@ class IndexBackend:
             check_dimension(self._identity, len(vector), f"the embedding of representation {node.node_id!r}")
             node.embedding = vector
         if is_chroma(self._index):
-            _chroma_upsert(self._index, nodes)
-        else:
-            # Stores may ignore an add of an id they hold: delete first to replace.
-            self.delete([node.node_id for node in nodes])
-            self._index.insert_nodes(nodes)
+            return _chroma_upsert(self._index, nodes)  # a vector a killed run stored is kept
+        # Stores may ignore an add of an id they hold: delete first to replace.
+        self.delete([node.node_id for node in nodes])
+        self._index.insert_nodes(nodes)
         return [list(vector) for vector in vectors]
 
     def delete(self, ids: Sequence[str]) -> None:
@@ -212,16 +211,20 @@ class IndexBackend:
             self._index.vector_store.delete_nodes(elsewhere)
 
 
-def _chroma_upsert(index: VectorStoreIndex, nodes: Sequence[TextNode]) -> None:
+def _chroma_upsert(index: VectorStoreIndex, nodes: Sequence[TextNode]) -> list[list[float]]:
     """Write ``nodes`` as ``ChromaVectorStore.add`` would, but replacing ids the collection holds.
 
     Chroma's ``add`` skips an id it holds, and deleting a vector and adding it again
     under the same id can leave it unreachable by search while ``get`` still returns it
     (chroma-core/chroma#7758, chromadb 1.5.9): :func:`~procedure_rag._chroma.upsert`
-    replaces it in place, metadata included.
+    replaces it in place, metadata included, and keeps a vector stored already.
+
+    Returns:
+        The vectors the collection holds for ``nodes``, in order.
     """
     store = index.vector_store
     flat = bool(getattr(store, "flat_metadata", True))
+    held: list[list[float]] = []
     for start in range(0, len(nodes), _UPSERT_BATCH):
         batch = nodes[start : start + _UPSERT_BATCH]
         metadatas = [
@@ -231,13 +234,14 @@ def _chroma_upsert(index: VectorStoreIndex, nodes: Sequence[TextNode]) -> None:
             }
             for node in batch
         ]
-        upsert(
+        held += upsert(
             store.client,
             ids=[node.node_id for node in batch],
             embeddings=[node.get_embedding() for node in batch],
             metadatas=metadatas,
             documents=[node.get_content(metadata_mode=MetadataMode.NONE) for node in batch],
         )
+    return held
 
 
 class RawNodes:

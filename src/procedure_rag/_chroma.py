@@ -16,12 +16,15 @@ with :class:`EmbeddingMismatchError` before anything is read or written.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeVar
+
+import numpy as np
 
 from procedure_rag._embedding_identity import EmbeddingIdentity, EmbeddingMismatchError
 
@@ -54,6 +57,11 @@ _PREFIX = "procedure_rag:"
 #: delete removed; reading again sees the collection after the delete.
 _RACED_READS = ("Error finding id", "Error getting embedding")
 _READ_ATTEMPTS = 3
+
+#: The largest difference in any component between a stored vector and a new one under
+#: the same id that still counts as the same vector (the same model, the same text:
+#: float noise at most).
+_SAME_VECTOR = 1e-6
 
 T = TypeVar("T")
 
@@ -177,7 +185,7 @@ def upsert(
     embeddings: Sequence[Sequence[float]],
     metadatas: Sequence[Mapping[str, Any]],
     documents: Sequence[str],
-) -> None:
+) -> list[list[float]]:
     """Write records by id, each replacing the record stored under its id, metadata included.
 
     Chroma's own ``upsert`` merges the new metadata into a stored record's, so a key the
@@ -186,20 +194,76 @@ def upsert(
     ``None``). Replacing in place, rather than deleting and adding again, also keeps
     the vector reachable by search (chroma-core/chroma#7758: a vector deleted and added
     again under the same id may not be found by ``query``).
+
+    A record whose id is stored with the same text and vector keeps them: only changed
+    metadata is written (``update``, without the vector), an unchanged record not at all.
+    That is the common case (an id names a chunk and a text, and the collection's model is
+    checked), above all when a run completes a killed one: it embeds again what the killed
+    run stored. Sending a vector again under an id Chroma holds goes through its HNSW
+    update path, which on chromadb 1.5.9 now and then leaves a record out of the graph:
+    ``get`` returns it, no ``query`` finds it (#7758 again, without any delete).
+
+    Returns:
+        The vectors the collection holds for ``ids`` afterwards, in order: a kept vector
+        is returned rather than the new one, so a ledger records what Chroma holds.
     """
-    stored = collection.get(ids=list(ids), include=["metadatas"])
-    stored_metadatas = stored["metadatas"] or [None] * len(stored["ids"])
-    old_keys = {
-        vector_id: set(metadata or ())
-        for vector_id, metadata in zip(stored["ids"], stored_metadatas, strict=True)
+    stored = collection.get(ids=list(ids), include=["metadatas", "documents", "embeddings"])
+    found = list(stored["ids"])
+    stored_metadatas = stored.get("metadatas") or [None] * len(found)
+    stored_documents = stored.get("documents") or [None] * len(found)
+    stored_vectors = stored.get("embeddings")
+    if stored_vectors is None:
+        stored_vectors = [None] * len(found)
+    held = {
+        vector_id: (document, dict(metadata or {}), vector)
+        for vector_id, document, metadata, vector in zip(
+            found, stored_documents, stored_metadatas, stored_vectors, strict=True
+        )
     }
-    replacing = [
-        {**dict.fromkeys(old_keys.get(vector_id, set()) - set(metadata)), **metadata}
-        for vector_id, metadata in zip(ids, metadatas, strict=True)
-    ]
-    collection.upsert(
-        ids=list(ids), embeddings=list(embeddings), metadatas=replacing, documents=list(documents)
-    )
+    result = [list(vector) for vector in embeddings]
+    written: list[int] = []  # new ids, or a new vector or text under a stored id
+    changed: list[int] = []  # the stored vector and text kept, the metadata replaced
+    for position, vector_id in enumerate(ids):
+        old = held.get(vector_id)
+        if (
+            old is None
+            or old[0] != documents[position]
+            or old[2] is None
+            or not _same_vector(old[2], embeddings[position])
+        ):
+            written.append(position)
+            continue
+        result[position] = [float(x) for x in old[2]]
+        if not _same_metadata(old[1], metadatas[position]):
+            changed.append(position)
+
+    def replacing(position: int) -> dict[str, Any]:
+        old_keys = set(held[ids[position]][1]) if ids[position] in held else set()
+        return {**dict.fromkeys(old_keys - set(metadatas[position])), **metadatas[position]}
+
+    if written:
+        collection.upsert(
+            ids=[ids[p] for p in written],
+            embeddings=[list(embeddings[p]) for p in written],
+            metadatas=[replacing(p) for p in written],
+            documents=[documents[p] for p in written],
+        )
+    if changed:
+        # Metadata only: a document without its vector would be embedded by Chroma.
+        collection.update(ids=[ids[p] for p in changed], metadatas=[replacing(p) for p in changed])
+    return result
+
+
+def _same_vector(stored: Sequence[float], new: Sequence[float]) -> bool:
+    """Whether ``new`` is ``stored`` again, up to float noise (:data:`_SAME_VECTOR`)."""
+    a = np.asarray(stored, dtype=np.float32)
+    b = np.asarray(new, dtype=np.float32)
+    return a.shape == b.shape and bool(np.max(np.abs(a - b), initial=0.0) <= _SAME_VECTOR)
+
+
+def _same_metadata(stored: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """Equal metadata, where ``1`` and ``True`` differ (a filter on ``True`` misses ``1``)."""
+    return json.dumps(dict(stored), sort_keys=True) == json.dumps(dict(new), sort_keys=True)
 
 
 def read_retrying(read: Callable[[], T]) -> T:

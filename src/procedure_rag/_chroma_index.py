@@ -237,15 +237,15 @@ class CollectionBackend:
         for start in range(0, len(records), self._batch_size):
             batch = records[start : start + self._batch_size]
             texts = [record.text for record in batch]
-            embeddings = self._embedder.embed_documents(texts)
-            upsert(
+            # What the collection holds afterwards: a vector a killed run stored is kept.
+            held = upsert(
                 self._collection,
                 ids=[record.vector_id for record in batch],
-                embeddings=embeddings,
+                embeddings=self._embedder.embed_documents(texts),
                 documents=texts,
                 metadatas=[dict(record.metadata) for record in batch],
             )
-            made.extend(embeddings)
+            made.extend(held)
             self.done += len(batch)
             if self._progress is not None:
                 # The total counts vectors not yet in the index; a chunk whose metadata

@@ -372,6 +372,8 @@ def _clean(store: ChunkStore, backend: VectorBackend, *, keep: Set[str] = frozen
     Chroma: a vector deleted and added again under the same id can become unreachable
     by search while ``get`` still returns it (chroma-core/chroma#7758, seen on 1.5.9
     when the vector was written by another process: the case of a run that was killed).
+    Writing the same vector again is risky there too; the Chroma backends keep it
+    (:func:`~procedure_rag._chroma.upsert`).
     """
     leftovers = [vector_id for vector_id in store.stale_vectors() if vector_id not in keep]
     _delete_vectors(store, backend, leftovers)
