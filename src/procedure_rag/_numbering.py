@@ -13,6 +13,7 @@ __all__ = [
     "BULLET_MARKERS",
     "DEFAULT_HEADING_STYLES",
     "DEFAULT_STEP_STYLES",
+    "ROMAN_VALUES",
     "HeadingStyle",
     "StepMarker",
     "StepStyle",
@@ -102,7 +103,8 @@ def match_step_marker(line: str, styles: tuple[StepStyle, ...] = DEFAULT_STEP_ST
     return None
 
 
-_ROMAN_VALUES = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6, "vii": 7, "viii": 8, "ix": 9, "x": 10}
+#: Roman numerals a step marker may use, with their values.
+ROMAN_VALUES = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6, "vii": 7, "viii": 8, "ix": 9, "x": 10}
 _FULLWIDTH_DIGITS = str.maketrans("０１２３４５６７８９", "0123456789")
 # The circled number blocks: (first code point, the number it stands for, how many).
 _CIRCLED_BLOCKS = ((0x2460, 1, 20), (0x2776, 1, 10), (0x24EB, 11, 10))
@@ -123,8 +125,8 @@ def marker_ordinal(marker: str) -> int | None:
             if first <= o < first + count:
                 return o - first + base
     core = re.sub(r"[()（）.．\s]", "", marker).lower()
-    if core in _ROMAN_VALUES:
-        return _ROMAN_VALUES[core]
+    if core in ROMAN_VALUES:
+        return ROMAN_VALUES[core]
     if len(core) == 1 and core.isalpha():
         return ord(core) - ord("a") + 1 if "a" <= core <= "z" else None
     return None

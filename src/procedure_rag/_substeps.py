@@ -31,6 +31,7 @@ from typing import TypeAlias
 
 from procedure_rag._numbering import (
     DEFAULT_STEP_STYLES,
+    ROMAN_VALUES,
     StepMarker,
     StepStyle,
     marker_ordinal,
@@ -42,7 +43,6 @@ __all__ = ["SubStep", "find_substeps"]
 # A line ends a sentence or a clause: what may stand before a list in running text.
 _CLAUSE_END = frozenset(".!?:。．！？：")
 _CLOSERS = "\"'”’」』)）]】"
-_ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6, "vii": 7, "viii": 8, "ix": 9, "x": 10}
 _NEGATIVE_CIRCLED = re.compile("[\u2776-\u277f\u24eb-\u24f4]")
 
 
@@ -81,8 +81,8 @@ def _readings(m: StepMarker) -> list[tuple[_Series, int | None]]:
         out: list[tuple[_Series, int | None]] = []
         if len(core) == 1:
             out.append(((style, "letter"), ord(core) - ord("a") + 1))
-        if core in _ROMAN:
-            out.append(((style, "roman"), _ROMAN[core]))
+        if core in ROMAN_VALUES:
+            out.append(((style, "roman"), ROMAN_VALUES[core]))
         return out
     ordinal = marker_ordinal(m.marker)
     if ordinal is None:
@@ -122,9 +122,8 @@ def find_substeps(lines: Sequence[str], styles: tuple[StepStyle, ...] = DEFAULT_
         level = _continued(open_, found)
         if level is None:
             level = _started(open_, found, i, seconds, _ends_clause(lines[i - 1]) if i else False)
-        if level is not None:
-            mark = marks[i]
-            assert mark is not None  # noqa: S101 - a line with readings has a marker
+        mark = marks[i]
+        if level is not None and mark is not None:  # a line with readings has a marker
             out.append(SubStep(i, mark, level))
     return out
 
