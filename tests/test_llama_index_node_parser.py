@@ -23,6 +23,7 @@ from llama_index.core.schema import BaseNode, Document, MetadataMode, NodeRelati
 import llama_index_procedures
 from llama_index_procedures import ProcedureNodeParser
 from procedure_rag import STRUCTURAL_KEYS, ProcedureChunker, read_metadata
+from procedure_rag._tokens import OrdinaryFirst
 
 LANGUAGES = ("en", "ja")
 PAGE = "hololens-recovery.md"
@@ -529,7 +530,7 @@ def test_token_count_with_the_default_tokenizer_matches_it(text: str) -> None:
 
     tokenizer = get_tokenizer()
     count = _TokenCount(tokenizer)
-    assert count._ordinary is not None  # the default tokenizer is recognised
+    assert isinstance(count._count, OrdinaryFirst)  # the default tokenizer is recognised
     assert count(text) == len(tokenizer(text))
     assert pickle.loads(pickle.dumps(count))(text) == count(text)  # noqa: S301 - our own bytes
 
@@ -538,5 +539,5 @@ def test_token_count_with_another_tokenizer_calls_it() -> None:
     from llama_index_procedures._node_parser import _TokenCount  # noqa: PLC0415
 
     count = _TokenCount(str.split)  # type: ignore[arg-type]
-    assert count._ordinary is None
+    assert not isinstance(count._count, OrdinaryFirst)
     assert count("a b c") == 3

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
-from typing import TYPE_CHECKING, Any, Literal, Self
+from typing import Any, Literal, Self
 
 from langchain_core.documents import Document
 from langchain_text_splitters import TextSplitter
@@ -31,11 +31,8 @@ from procedure_rag import (
     chunk_metadata,
 )
 from procedure_rag._options import DEFAULT_MAX_INPUT_CHARS, DEFAULT_MAX_JSON_DEPTH
-from procedure_rag._tokens import tiktoken_encoding
+from procedure_rag._tokens import ordinary_first, tiktoken_encoding
 from procedure_rag._unstructured import iter_document_chunks, iter_record_groups
-
-if TYPE_CHECKING:
-    import tiktoken
 
 __all__ = ["ProcedureTextSplitter"]
 
@@ -187,7 +184,7 @@ class ProcedureTextSplitter(TextSplitter):
         length_function = cls._tiktoken_length_function(
             encoding_name, None, allowed_special, disallowed_special
         )
-        return cls(length_function=_ordinary_first(encoding, length_function), **kwargs)
+        return cls(length_function=ordinary_first(encoding, length_function), **kwargs)
 
     @override
     def split_text(self, text: str) -> list[str]:
@@ -254,31 +251,3 @@ class ProcedureTextSplitter(TextSplitter):
 
     def _page_content(self, chunk: Chunk) -> str:
         return chunk.text.strip() if self._strip_whitespace else chunk.text
-
-
-class _OrdinaryFirst:
-    """LangChain's tiktoken length, counted with ``encode_ordinary`` when no special token can be in the text.
-
-    Every special token of the encoding starts with ``<|``: a text without it encodes
-    to the same tokens whatever ``allowed_special`` and ``disallowed_special`` say,
-    and tiktoken's search of the text for disallowed special tokens is skipped. Other
-    texts go to LangChain's function, which counts or refuses them as it always did.
-    """
-
-    def __init__(self, encode_ordinary: Callable[[str], list[int]], fallback: Callable[[str], int]) -> None:
-        self._encode_ordinary = encode_ordinary
-        self._fallback = fallback
-
-    def __call__(self, text: str) -> int:
-        if "<|" in text:
-            return self._fallback(text)
-        return len(self._encode_ordinary(text))
-
-
-def _ordinary_first(
-    encoding: tiktoken.Encoding, length_function: Callable[[str], int]
-) -> Callable[[str], int]:
-    """``length_function`` with the ordinary-text shortcut, when ``encoding`` allows it."""
-    if not all(token.startswith("<|") for token in encoding.special_tokens_set):
-        return length_function
-    return _OrdinaryFirst(encoding.encode_ordinary, length_function)

@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from functools import partial
 from itertools import pairwise
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from llama_index.core.bridge.pydantic import Field, PrivateAttr, field_validator, model_validator
 from llama_index.core.node_parser import NodeParser
@@ -25,7 +25,11 @@ from procedure_rag import (
     chunk_metadata,
 )
 from procedure_rag._options import DEFAULT_MAX_INPUT_CHARS, DEFAULT_MAX_JSON_DEPTH
+from procedure_rag._tokens import ordinary_first
 from procedure_rag._unstructured import RecordGroup, iter_document_chunks, iter_record_groups
+
+if TYPE_CHECKING:
+    import tiktoken
 
 __all__ = ["ProcedureNodeParser"]
 
@@ -289,11 +293,13 @@ class _TokenCount:
 
     def __init__(self, tokenizer: Callable[[str], list[Any]]) -> None:
         self.tokenizer = tokenizer
-        self._ordinary = _ordinary_encoder(tokenizer)
+        encoding = _default_encoding(tokenizer)
+        self._count = self._tokenized if encoding is None else ordinary_first(encoding, self._tokenized)
 
     def __call__(self, text: str) -> int:
-        if self._ordinary is not None and "<|" not in text:
-            return len(self._ordinary(text))
+        return self._count(text)
+
+    def _tokenized(self, text: str) -> int:
         return len(self.tokenizer(text))
 
     def __getstate__(self) -> dict[str, Any]:
@@ -303,12 +309,12 @@ class _TokenCount:
         self.__init__(state["tokenizer"])  # type: ignore[misc]
 
 
-def _ordinary_encoder(tokenizer: Callable[[str], list[Any]]) -> Callable[[str], list[int]] | None:
-    """``encoding.encode_ordinary`` when ``tokenizer`` is LlamaIndex's default, else ``None``.
+def _default_encoding(tokenizer: Callable[[str], list[Any]]) -> tiktoken.Encoding | None:
+    """The tiktoken encoding of ``tokenizer`` when it is LlamaIndex's default, else ``None``.
 
     The default is ``partial(encoding.encode, allowed_special="all")``: on a text holding
-    no special token (they all start with ``<|``) it gives what ``encode_ordinary`` gives,
-    without first searching the text for special tokens.
+    no special token it gives what ``encode_ordinary`` gives (see
+    :func:`procedure_rag._tokens.ordinary_first`).
     """
     call: partial[list[Any]] | None = tokenizer if isinstance(tokenizer, partial) else None
     if call is None or call.args or call.keywords != {"allowed_special": "all"}:
@@ -321,10 +327,9 @@ def _ordinary_encoder(tokenizer: Callable[[str], list[Any]]) -> Callable[[str], 
     if (
         not isinstance(encoding, tiktoken.Encoding)
         or getattr(call.func, "__func__", None) is not tiktoken.Encoding.encode
-        or not all(token.startswith("<|") for token in encoding.special_tokens_set)
     ):
         return None
-    return encoding.encode_ordinary
+    return encoding
 
 
 class _RelatedInfo:

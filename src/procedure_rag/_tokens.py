@@ -20,9 +20,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "OFFLINE_ENCODINGS",
+    "OrdinaryFirst",
     "TiktokenLength",
     "char_length",
     "ensure_offline_tiktoken_cache",
+    "ordinary_first",
     "tiktoken_encoding",
     "tiktoken_length",
 ]
@@ -138,6 +140,35 @@ def tiktoken_encoding(encoding_name: str = "cl100k_base") -> tiktoken.Encoding:
         ValueError: When the encoding cannot be loaded without a download.
     """
     return _encoding(encoding_name)
+
+
+class OrdinaryFirst:
+    """A token count through ``encode_ordinary`` wherever no special token can be in the text.
+
+    Every special token of the encodings this applies to starts with ``<|``: a text
+    without it encodes to the same tokens whatever ``allowed_special`` and
+    ``disallowed_special`` say, and tiktoken's search of the text for special tokens is
+    skipped. Other texts go to ``fallback``, which counts or refuses them as it would.
+    """
+
+    def __init__(self, encode_ordinary: Callable[[str], list[int]], fallback: Callable[[str], int]) -> None:
+        self._encode_ordinary = encode_ordinary
+        self._fallback = fallback
+
+    def __call__(self, text: str) -> int:
+        if "<|" in text:
+            return self._fallback(text)
+        return len(self._encode_ordinary(text))
+
+
+def ordinary_first(encoding: tiktoken.Encoding, fallback: Callable[[str], int]) -> Callable[[str], int]:
+    """``fallback`` (a token count of ``encoding``) with the :class:`OrdinaryFirst` shortcut.
+
+    ``fallback`` itself when some special token of ``encoding`` does not start with ``<|``.
+    """
+    if not all(token.startswith("<|") for token in encoding.special_tokens_set):
+        return fallback
+    return OrdinaryFirst(encoding.encode_ordinary, fallback)
 
 
 def char_length(text: str) -> int:
