@@ -71,12 +71,8 @@ _JA_UI_WORDS = (
     "ボタン|欄|画面|タブ|メニュー|チェックボックス|ダイアログ|"
     "アイコン|リンク|ウィンドウ|ページ|フィールド|プルダウン|ラジオボタン|スイッチ"
 )
-_EN_UI_WORDS_A = (
+_EN_UI_WORDS = (
     "button|field|screen|tab|menu|checkbox|check box|dialog box|dialog|"
-    "page|pane|link|icon|window|toggle|switch"
-)
-_EN_UI_WORDS_B = (
-    "button|field|screen|tab|menu|checkbox|check box|dialog|dialog box|"
     "page|pane|link|icon|window|toggle|switch"
 )
 
@@ -167,8 +163,8 @@ ENGLISH = Lexicon(
     ui_noun=re.compile(
         # "the sign in screen", "the Save button", "Settings tab": after a determiner any
         # words, otherwise capitalised ones.
-        rf"(?:\b(?:the|a|an|your)\s+(?P<label>(?:[\w&'-]+\s){{0,3}}?(?:{_EN_UI_WORDS_A}))\b)"
-        rf"|(?P<label2>(?:[A-Z][\w&'-]*\s){{1,4}}(?:{_EN_UI_WORDS_B}))\b"
+        rf"(?:\b(?:the|a|an|your)\s+(?P<label>(?:[\w&'-]+\s){{0,3}}?(?:{_EN_UI_WORDS}))\b)"
+        rf"|(?P<label2>(?:[A-Z][\w&'-]*\s){{1,4}}(?:{_EN_UI_WORDS}))\b"
     ),
     operate_before=re.compile(
         # Not "press": keys pressed on the way ("press the Windows key, then select …") are not the target.
@@ -190,7 +186,7 @@ LEXICONS: dict[str, Lexicon] = {"ja": JAPANESE, "en": ENGLISH}
 #: itself, so a lexicon with another ``ui_noun`` (``dataclasses.replace``) has none.
 _UI_NOUN_PREFILTERS: dict[re.Pattern[str], re.Pattern[str]] = {
     JAPANESE.ui_noun: re.compile(_JA_UI_WORDS),
-    ENGLISH.ui_noun: re.compile(_EN_UI_WORDS_A),
+    ENGLISH.ui_noun: re.compile(_EN_UI_WORDS),
 }
 
 

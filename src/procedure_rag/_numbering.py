@@ -13,10 +13,12 @@ __all__ = [
     "BULLET_MARKERS",
     "DEFAULT_HEADING_STYLES",
     "DEFAULT_STEP_STYLES",
+    "FULLWIDTH_DIGITS",
     "ROMAN_VALUES",
     "HeadingStyle",
     "StepMarker",
     "StepStyle",
+    "marker_core",
     "marker_ordinal",
     "match_heading_number",
     "match_step_marker",
@@ -105,9 +107,15 @@ def match_step_marker(line: str, styles: tuple[StepStyle, ...] = DEFAULT_STEP_ST
 
 #: Roman numerals a step marker may use, with their values.
 ROMAN_VALUES = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6, "vii": 7, "viii": 8, "ix": 9, "x": 10}
-_FULLWIDTH_DIGITS = str.maketrans("０１２３４５６７８９", "0123456789")
+#: Full-width digits to ASCII ones, for ``str.translate``.
+FULLWIDTH_DIGITS = str.maketrans("０１２３４５６７８９", "0123456789")
 # The circled number blocks: (first code point, the number it stands for, how many).
 _CIRCLED_BLOCKS = ((0x2460, 1, 20), (0x2776, 1, 10), (0x24EB, 11, 10))
+
+
+def marker_core(marker: str) -> str:
+    """A marker without brackets, dots and spaces, lower-cased (``"(iv)"`` → ``"iv"``)."""
+    return re.sub(r"[()（）.．\s]", "", marker).lower()
 
 
 def marker_ordinal(marker: str) -> int | None:
@@ -118,13 +126,13 @@ def marker_ordinal(marker: str) -> int | None:
     """
     digits = re.findall(r"[0-9０-９]+", marker)
     if digits:
-        return int(digits[-1].translate(_FULLWIDTH_DIGITS))
+        return int(digits[-1].translate(FULLWIDTH_DIGITS))
     for ch in marker:
         o = ord(ch)
         for first, base, count in _CIRCLED_BLOCKS:
             if first <= o < first + count:
                 return o - first + base
-    core = re.sub(r"[()（）.．\s]", "", marker).lower()
+    core = marker_core(marker)
     if core in ROMAN_VALUES:
         return ROMAN_VALUES[core]
     if len(core) == 1 and core.isalpha():

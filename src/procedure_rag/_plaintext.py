@@ -38,6 +38,7 @@ from procedure_rag._labels import LEADING_LABEL, leading_label
 from procedure_rag._numbering import (
     DEFAULT_HEADING_STYLES,
     DEFAULT_STEP_STYLES,
+    FULLWIDTH_DIGITS,
     HeadingStyle,
     StepMarker,
     StepStyle,
@@ -290,9 +291,6 @@ def _ui_label(s: str) -> bool:
         and (first.isupper() or first.isdigit() or (_is_cjk(first) and first not in "（、。・〜「『"))
         and not _ends_with_connector(s)
     )
-
-
-_FULLWIDTH_DIGITS = str.maketrans("０１２３４５６７８９", "0123456789")
 
 
 def _cells(s: str) -> tuple[int, tuple[int, ...], bool] | None:
@@ -717,9 +715,9 @@ class _Reader:
         nxt = self.peek(0)
         if nxt is None or not self.closed_before(line):
             return False
-        digits = re.sub(r"[^0-9０-９]", "", m.marker).translate(_FULLWIDTH_DIGITS)
+        digits = re.sub(r"[^0-9０-９]", "", m.marker).translate(FULLWIDTH_DIGITS)
         hm = match_heading_number(nxt.head, self.heading_styles)
-        if digits and hm is not None and hm[0].translate(_FULLWIDTH_DIGITS).startswith(digits + "."):
+        if digits and hm is not None and hm[0].translate(FULLWIDTH_DIGITS).startswith(digits + "."):
             return True
         if not nxt.blank_before or self.marker(nxt) is not None:
             return False

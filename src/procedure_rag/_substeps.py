@@ -34,6 +34,7 @@ from procedure_rag._numbering import (
     ROMAN_VALUES,
     StepMarker,
     StepStyle,
+    marker_core,
     marker_ordinal,
     match_step_marker,
 )
@@ -65,10 +66,6 @@ class SubStep:
 _Series: TypeAlias = tuple[str, str]
 
 
-def _core(marker: str) -> str:
-    return re.sub(r"[()（）.．)\s]", "", marker).lower()
-
-
 def _readings(m: StepMarker) -> list[tuple[_Series, int | None]]:
     """The sequences ``m`` may belong to, each with the position it states there.
 
@@ -76,7 +73,7 @@ def _readings(m: StepMarker) -> list[tuple[_Series, int | None]]:
     states no position (``・``, ``#.``) is its own sequence, position ``None``.
     """
     style = "letter" if m.style == "roman" else m.style
-    core = _core(m.marker)
+    core = marker_core(m.marker)
     if core.isalpha() and core.isascii():
         out: list[tuple[_Series, int | None]] = []
         if len(core) == 1:
