@@ -665,6 +665,8 @@ def _segment_events(text: str) -> Iterator[tuple[int, int, Iterable[tuple[Any, R
             continue
         segment = text[start:end]
         if m is not None and (_MAY_SPAN.search(segment) or segment.startswith("---")):
+            # A first parse only to see the last block: the events come one at a time,
+            # and keeping them all to yield them after would undo what segments save.
             last = deque(pyromark.events_with_range(segment, options=options), maxlen=1)
             if last and _block_name(last[0][0]) in _SPANNING:
                 continue  # the block may run past the heading: cut at a later one
