@@ -45,7 +45,7 @@ def merge_spans(spans: Sequence[Span | None]) -> tuple[Span, ...]:
     return tuple(out)
 
 
-def _bound_notes(units: Sequence[Unit], owners: dict[str, str]) -> dict[str, list[str]]:
+def _bound_notes(units: Sequence[Unit], owners: dict[str, LayoutElement]) -> dict[str, list[str]]:
     """Notes bound to steps, by step element id, over whole list units.
 
     A note binds to the item it sits in, or to the step right before it; a paragraph
@@ -55,16 +55,16 @@ def _bound_notes(units: Sequence[Unit], owners: dict[str, str]) -> dict[str, lis
     """
     cautions: dict[str, list[str]] = {}
     for unit in units:
-        items: set[str] = set()
-        last_item: str | None = None
+        items: dict[str, LayoutElement] = {}
+        last_item: LayoutElement | None = None
         for el in unit.elements:
             if el.kind is ElementKind.LIST_ITEM:
-                items.add(el.element_id)
-                last_item = el.element_id
+                items[el.element_id] = el
+                last_item = el
             elif el.kind is ElementKind.TEXT and el.admonition and el is not unit.lead_in:
-                owner = el.parent_id if el.parent_id in items else last_item
+                owner = items.get(el.parent_id or "", last_item)
                 if owner is not None:
-                    cautions.setdefault(owner, []).append(labelled(el.admonition, el.text))
+                    cautions.setdefault(owner.element_id, []).append(labelled(el.admonition, el.text))
                     owners[el.element_id] = owner
             elif el.parent_id is None and el.kind is not ElementKind.PICTURE and el is not unit.lead_in:
                 last_item = None  # a paragraph between the list and a note: the note is not the step's
@@ -75,7 +75,7 @@ def _steps(
     block: Block,
     lexicon: Lexicon,
     cautions: dict[str, list[str]],
-    note_owners: dict[str, str],
+    note_owners: dict[str, LayoutElement],
     parsed: dict[tuple[int, str], ProcedureStep],
 ) -> tuple[ProcedureStep, ...]:
     """Parse the list items of a block, each with the notes bound to it (``cautions``, by item id).
@@ -121,11 +121,8 @@ def _steps(
     return tuple(out)
 
 
-def _repeated_owner(block: Block, owner_id: str | None) -> LayoutElement | None:
-    """The step a note in ``block`` belongs to, when the block repeats the step's line above it."""
-    if owner_id is None:
-        return None
-    step = next((e for u in block.units for e in u.elements if e.element_id == owner_id), None)
+def _repeated_owner(block: Block, step: LayoutElement | None) -> LayoutElement | None:
+    """``step``, the step of a note in ``block``, when the block repeats its line above the note."""
     if step is None or step.span is None:
         return None
     start, end = step.span.start, step.span.end
@@ -182,7 +179,7 @@ def build_children(
     parsed: dict[tuple[int, str], ProcedureStep] = {}
     drafts: list[tuple[Block, str, str, list[LayoutElement], tuple[Span, ...], ChunkType]] = []
     owner: dict[str, str] = {}
-    note_owners: dict[str, str] = {}  # a bound note's step, by the note's element id
+    note_owners: dict[str, LayoutElement] = {}  # a bound note's step, by the note's element id
     for block in blocks:
         head = continued_head if block.continued else header
         body = [line.text.rstrip() for line in block.lines]
