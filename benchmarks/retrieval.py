@@ -24,7 +24,7 @@ the cache from vectors computed earlier (``benchmarks/.cache/embeddings.sqlite3`
 ``retrieval_latency.py``; pickles are not read, since unpickling a file runs whatever
 code it holds), after checking that a sample of them equals the model's output.
 
-Our methods run through the core's ranking (``procedure_rag._retrieval.retrieve``,
+Our methods run through the core's ranking (``procedure_rag._retrieval.retrieve.retrieve``,
 default options: fusion ``"sum"``) over an exact in-memory search that keeps the
 Chroma adapters' ``search`` / ``rescore`` contract; one dataset is also run through the
 real ``langchain_procedures.ProcedureMultiVectorRetriever`` on embedded Chroma and
@@ -70,7 +70,7 @@ from _retrieval_eval import (
     score_question,
 )
 
-from procedure_rag._tokens import ensure_offline_tiktoken_cache, tiktoken_length
+from procedure_rag._chunking.lengths import ensure_offline_tiktoken_cache, tiktoken_length
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DOCS_ROOT = HERE.parents[1] / "shared" / "data"
@@ -596,7 +596,7 @@ def procedure_corpus(sources: Sequence[Source], settings: Settings) -> Procedure
     from langchain_core.documents import Document  # noqa: PLC0415
 
     from langchain_procedures import ProcedureTextSplitter  # noqa: PLC0415
-    from procedure_rag._index import stored_chunk  # noqa: PLC0415
+    from procedure_rag._store.writer import stored_chunk  # noqa: PLC0415
 
     splitter = ProcedureTextSplitter.from_tiktoken_encoder(
         encoding_name=ENCODING, chunk_size=settings.chunk_size, emit_parents=True
@@ -624,8 +624,8 @@ class MemoryStore:
         self.doc_ids = np.array([str(r.metadata["doc_id"]) for r in self.records])
 
     def searcher(self, query_vector: np.ndarray) -> tuple[Callable[..., Any], Callable[..., Any]]:
-        from procedure_rag._fusion import Hit  # noqa: PLC0415
-        from procedure_rag._retrieval import Found, hits_from_vectors  # noqa: PLC0415
+        from procedure_rag._retrieval.fusion import Hit  # noqa: PLC0415
+        from procedure_rag._retrieval.retrieve import Found, hits_from_vectors  # noqa: PLC0415
 
         query = _normalised(query_vector[None, :])[0]
         scores = self.matrix @ query
@@ -670,7 +670,7 @@ class OursRanker:
         expand_parents: bool,
         lexical: bool,
     ) -> None:
-        from procedure_rag._docstore import ChunkStore  # noqa: PLC0415
+        from procedure_rag._store.chunk_store import ChunkStore  # noqa: PLC0415
 
         self.store = store
         self.corpus = corpus
@@ -683,7 +683,7 @@ class OursRanker:
             self.words.put(corpus.chunks.values())
 
     def retrieve(self, query: str, depth: int) -> list[Any]:
-        from procedure_rag._retrieval import RetrievalOptions, retrieve  # noqa: PLC0415
+        from procedure_rag._retrieval.retrieve import RetrievalOptions, retrieve  # noqa: PLC0415
 
         search, rescore = self.store.searcher(self.embedder.queries([query])[0])
         result = retrieve(
@@ -716,8 +716,8 @@ def returned_of(chunk: Any) -> Returned:  # noqa: ANN401 - a StoredChunk or a La
 
 def _records(corpus: ProcedureCorpus, *, raw_only: bool) -> list[Any]:
     from procedure_rag import generate_representations  # noqa: PLC0415
-    from procedure_rag._index import VectorRecord, vector_records  # noqa: PLC0415
     from procedure_rag._metadata import chunk_from_metadata  # noqa: PLC0415
+    from procedure_rag._store.writer import VectorRecord, vector_records  # noqa: PLC0415
 
     if raw_only:
         # One vector per child chunk: its text, whatever its type (pictures too).
@@ -1352,7 +1352,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     began = time.perf_counter()
     load_at_start = machine()["load_average"]
-    from procedure_rag._embeddings import load_offline_model  # noqa: PLC0415
+    from procedure_rag._models.embeddings import load_offline_model  # noqa: PLC0415
 
     model = load_offline_model(args.model)
     cache = EmbeddingCache(args.cache_dir / f"{args.model}.sqlite3", model.identity)
@@ -1407,7 +1407,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             ],
             "limit": args.limit,
             "ours_search": "numpy in-memory exact search and re-scoring behind the Chroma adapters' "
-            "search/rescore contract, ranked by procedure_rag._retrieval.retrieve with default "
+            "search/rescore contract, ranked by procedure_rag._retrieval.retrieve.retrieve with default "
             "RetrievalOptions (fusion 'sum'); "
             + (
                 f"confirmed through langchain_procedures.ProcedureMultiVectorRetriever on embedded Chroma on "

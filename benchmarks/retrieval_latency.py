@@ -66,12 +66,12 @@ from langchain_procedures import OfflineEmbeddings, ProcedureTextSplitter
 from langchain_procedures._docstore import ProcedureDocStore
 from langchain_procedures._retriever import ProcedureMultiVectorRetriever
 from procedure_rag import OfflineEmbedder, generate_representations
-from procedure_rag._chroma import ChromaTarget, docstore_path, open_collection
-from procedure_rag._docstore import ChunkStore, StoredChunk
-from procedure_rag._embedding_identity import PROBE_TEXT, EmbeddingIdentity
-from procedure_rag._index import VectorRecord, stored_chunk, write_chunks
+from procedure_rag._chroma.collection import ChromaTarget, docstore_path, open_collection
 from procedure_rag._metadata import chunk_from_metadata
-from procedure_rag._representation_types import Representation
+from procedure_rag._models.identity import PROBE_TEXT, EmbeddingIdentity
+from procedure_rag._representations.types import Representation
+from procedure_rag._store.chunk_store import ChunkStore, StoredChunk
+from procedure_rag._store.writer import VectorRecord, stored_chunk, write_chunks
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DOCS_ROOT = HERE.parents[1] / "shared" / "data"

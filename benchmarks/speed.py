@@ -431,7 +431,7 @@ def time_parsers(docs: Sequence[Doc]) -> dict[str, Any]:
 
     import pyromark  # noqa: PLC0415
 
-    from procedure_rag._markdown import _parser_options  # noqa: PLC0415
+    from procedure_rag._readers.markdown import _parser_options  # noqa: PLC0415
 
     options = _parser_options()
     seconds = best(lambda: [list(pyromark.events_with_range(t, options=options)) for t in markdown])
@@ -760,7 +760,7 @@ def run_latency(args: argparse.Namespace, *, index_only: bool) -> dict[str, Any]
 
 
 def main() -> None:
-    from procedure_rag._tokens import ensure_offline_tiktoken_cache  # noqa: PLC0415
+    from procedure_rag._chunking.lengths import ensure_offline_tiktoken_cache  # noqa: PLC0415
 
     ensure_offline_tiktoken_cache()  # LangChain's and LlamaIndex's tiktoken read the bundled files too
     args = parse_args()

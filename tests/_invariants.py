@@ -12,8 +12,8 @@ import re
 from collections.abc import Callable, Sequence
 
 from procedure_rag import LEXICONS, Chunk, ChunkLevel, ProcedureChunker
-from procedure_rag._chunks import merge_spans
-from procedure_rag._lexicon import split_sentences
+from procedure_rag._chunking.assembly import merge_spans
+from procedure_rag._language.lexicons import split_sentences
 
 CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
 # Words: runs of ASCII letters/digits, and runs of kana/kanji (punctuation and spaces split them).

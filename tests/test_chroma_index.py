@@ -18,12 +18,12 @@ from langchain_core.documents import Document
 
 from langchain_procedures import OfflineEmbeddings, ProcedureMultiVectorRetriever
 from procedure_rag import ProcedureChunker, chunk_metadata, load_offline_model
-from procedure_rag._chroma import DEFAULT_COLLECTION, ChromaTarget
-from procedure_rag._chroma_index import ChromaIndex, IndexStats, chunks_where, kinds_where
-from procedure_rag._docstore import StoredChunk
-from procedure_rag._embedding_identity import EmbeddingMismatchError
-from procedure_rag._index import stored_chunk
-from procedure_rag._retrieval import RetrievalOptions
+from procedure_rag._chroma.collection import DEFAULT_COLLECTION, ChromaTarget
+from procedure_rag._chroma.index import ChromaIndex, IndexStats, chunks_where, kinds_where
+from procedure_rag._models.identity import EmbeddingMismatchError
+from procedure_rag._retrieval.retrieve import RetrievalOptions
+from procedure_rag._store.chunk_store import StoredChunk
+from procedure_rag._store.writer import stored_chunk
 
 DATA = Path(__file__).parent / "data"
 PAGE = "hololens/en/hololens-recovery.md"

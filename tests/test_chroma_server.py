@@ -21,7 +21,7 @@ from langchain_core.embeddings import Embeddings
 
 from langchain_procedures import OfflineEmbeddings, ProcedureTextSplitter
 from langchain_procedures._retriever import ProcedureMultiVectorRetriever
-from procedure_rag._embedding_identity import EmbeddingMismatchError
+from procedure_rag._models.identity import EmbeddingMismatchError
 
 pytestmark = pytest.mark.integration
 

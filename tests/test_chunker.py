@@ -47,9 +47,9 @@ from procedure_rag import (
     chunk_metadata,
     read_metadata,
 )
-from procedure_rag._chunks import merge_spans
+from procedure_rag._chunking.assembly import merge_spans
+from procedure_rag._chunking.lengths import tiktoken_length
 from procedure_rag._metadata import _dumps_spans, _dumps_strs
-from procedure_rag._tokens import tiktoken_length
 
 TESTS = Path(__file__).resolve().parent
 TESTS_DATA = TESTS / "data"

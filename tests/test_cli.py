@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 from procedure_rag import ChunkLevel, ChunkType, ProcedureChunker
-from procedure_rag._cli import build_parser, main
-from procedure_rag._cli_demo import DEFAULT_PERSIST, QUESTIONS, iter_samples
+from procedure_rag._cli.demo import DEFAULT_PERSIST, QUESTIONS, iter_samples
+from procedure_rag._cli.main import build_parser, main
 
 ANSI = "\x1b["
 

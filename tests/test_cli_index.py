@@ -22,8 +22,8 @@ import pytest
 
 from langchain_procedures import OfflineEmbeddings, ProcedureMultiVectorRetriever
 from procedure_rag import ProcedureChunker
-from procedure_rag._cli import main
-from procedure_rag._cli_index import ProgressBar, collect_files
+from procedure_rag._cli.index import ProgressBar, collect_files
+from procedure_rag._cli.main import main
 
 DATA = Path(__file__).parent / "data"
 MARKDOWN = DATA / "ja-native/growi-docs/docs/ja/guide/features/page_operation.md"
@@ -456,7 +456,7 @@ _WITHOUT_FRAMEWORKS = textwrap.dedent(
 
     sys.meta_path.insert(0, _Blocker())
 
-    from procedure_rag._cli import main
+    from procedure_rag._cli.main import main
 
     page, persist = sys.argv[1], sys.argv[2]
     assert main(["index", page, "--persist", persist]) == 0

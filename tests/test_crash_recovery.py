@@ -52,8 +52,8 @@ from langchain_procedures import ProcedureMultiVectorRetriever as LangChainRetri
 from llama_index_procedures import OfflineEmbedding, ProcedureNodeParser
 from llama_index_procedures import ProcedureMultiVectorRetriever as LlamaIndexRetriever
 from procedure_rag import ProcedureChunker, chunk_metadata, load_offline_model
-from procedure_rag._chroma_index import ChromaIndex
-from procedure_rag._index import stored_chunk
+from procedure_rag._chroma.index import ChromaIndex
+from procedure_rag._store.writer import stored_chunk
 
 TESTS = Path(__file__).resolve().parent
 WRITER = TESTS / "index_writer.py"
@@ -342,7 +342,7 @@ def run_crash(case: Crash, corpora: dict[str, Corpus], clean_runs: CleanRuns, fo
         # What the killed run left is all written again, in place: deleting it first
         # risks chroma-core/chroma#7758 (a vector deleted and added again under its id
         # may never be found by a search again). The Chroma backends keep a vector the
-        # killed run stored rather than send it again (procedure_rag._chroma.upsert).
+        # killed run stored rather than send it again (procedure_rag._chroma.collection.upsert).
         assert report.vectors_removed == 0
     return state
 

@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 
 from procedure_rag import ProcedureChunker, chunk_from_metadata, chunk_metadata
-from procedure_rag._docstore import (
+from procedure_rag._models.identity import EmbeddingIdentity, EmbeddingMismatchError
+from procedure_rag._store.chunk_store import (
     STORE_SCHEMA_VERSION,
     ChunkStore,
     IndexInfo,
     ReplaceResult,
     StoredChunk,
 )
-from procedure_rag._embedding_identity import EmbeddingIdentity, EmbeddingMismatchError
 
 PAGES = {"en": "hololens/en/hololens-recovery.md", "ja": "hololens/ja/hololens-recovery.md"}
 

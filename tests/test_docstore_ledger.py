@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from procedure_rag._docstore import ChunkStore, ReplaceResult, SourceCommit, StoredChunk
+from procedure_rag._store.chunk_store import ChunkStore, ReplaceResult, SourceCommit, StoredChunk
 
 STATES = ("live", "pending", "stale")
 

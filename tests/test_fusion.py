@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from procedure_rag._fusion import Fused, Hit, fuse, matched_metadata
+from procedure_rag._retrieval.fusion import Fused, Hit, fuse, matched_metadata
 
 
 def hit(doc: str, kind: str, score: float, rep: str | None = None) -> Hit:

@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 
 from _invariants import dropped_spans, lost_characters
 from procedure_rag import Chunk, ChunkerOptions, ProcedureChunker, ReaderError
-from procedure_rag._readers import LAYOUT_FORMATS, TEXT_FORMATS
+from procedure_rag._readers.registry import LAYOUT_FORMATS, TEXT_FORMATS
 
 DATA = Path(__file__).resolve().parent / "data"
 FIXTURES = {

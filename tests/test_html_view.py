@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from procedure_rag import Chunk, ChunkLevel, ChunkType, ProcedureChunker, ProcedureStep, Span
-from procedure_rag._html_view import _PALETTE, render_document_html
-from procedure_rag._options import ChunkerOptions
+from procedure_rag._chunking.options import ChunkerOptions
+from procedure_rag._cli.html_view import _PALETTE, render_document_html
 
 DOCUMENTS = {
     "ja": "hololens/ja/hololens-recovery.md",

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from procedure_rag._chroma import (
+from procedure_rag._chroma.collection import (
     DEFAULT_COLLECTION,
     HNSW_SETTINGS,
     LAYOUT_VERSION,
@@ -24,7 +24,7 @@ from procedure_rag._chroma import (
     docstore_path,
     open_collection,
 )
-from procedure_rag._embedding_identity import (
+from procedure_rag._models.identity import (
     EmbeddingIdentity,
     EmbeddingMismatchError,
     describe_model,

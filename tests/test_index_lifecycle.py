@@ -20,11 +20,13 @@ from typing import Any, NoReturn
 import pytest
 
 from procedure_rag import ProcedureChunker, chunk_metadata
-from procedure_rag._chroma import ChromaTarget, docstore_path, open_collection, upsert
-from procedure_rag._deterministic import generate_representations
-from procedure_rag._docstore import ChunkStore, StoredChunk
-from procedure_rag._embedding_identity import EmbeddingIdentity
-from procedure_rag._index import (
+from procedure_rag._chroma.collection import ChromaTarget, docstore_path, open_collection, upsert
+from procedure_rag._metadata import chunk_from_metadata
+from procedure_rag._models.identity import EmbeddingIdentity
+from procedure_rag._representations.offline.generator import generate_representations
+from procedure_rag._representations.types import RepresentationKind
+from procedure_rag._store.chunk_store import ChunkStore, StoredChunk
+from procedure_rag._store.writer import (
     FILTER_EXCLUDED_KEYS,
     IndexReport,
     VectorRecord,
@@ -35,8 +37,6 @@ from procedure_rag._index import (
     vector_records,
     write_chunks,
 )
-from procedure_rag._metadata import chunk_from_metadata
-from procedure_rag._representation_types import RepresentationKind
 
 RECOVERY = "hololens/en/hololens-recovery.md"
 NETWORK = "hololens/en/hololens-network.md"

@@ -39,11 +39,11 @@ from langchain_procedures import (
     representations_to_documents,
 )
 from procedure_rag import SCHEMA_VERSION, Chunk, ChunkerOptions, ChunkType, ProcedureChunker, chunk_metadata
-from procedure_rag._deterministic import generate_representations
-from procedure_rag._llm import ImagePart, LLMGenerator, Message, RepresentationCache
 from procedure_rag._metadata import chunk_from_metadata
-from procedure_rag._prompts import PROMPT_TEXTS
-from procedure_rag._representation_types import Representation, RepresentationKind
+from procedure_rag._representations.llm.generator import ImagePart, LLMGenerator, Message, RepresentationCache
+from procedure_rag._representations.llm.prompts import PROMPT_TEXTS
+from procedure_rag._representations.offline.generator import generate_representations
+from procedure_rag._representations.types import Representation, RepresentationKind
 
 K = RepresentationKind
 LANGUAGES = ("en", "ja")

@@ -21,7 +21,7 @@ from langchain_tests.integration_tests import BaseStoreSyncTests, RetrieversInte
 from langchain_procedures import OfflineEmbeddings, ProcedureTextSplitter
 from langchain_procedures._docstore import ProcedureDocStore
 from langchain_procedures._retriever import ProcedureMultiVectorRetriever
-from procedure_rag._embedding_identity import EmbeddingMismatchError
+from procedure_rag._models.identity import EmbeddingMismatchError
 
 DATA = Path(__file__).parent / "data" / "hololens"
 SOURCES = ("en/hololens-recovery.md", "ja/hololens-recovery.md")

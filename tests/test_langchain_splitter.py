@@ -22,8 +22,8 @@ from langchain_text_splitters import TextSplitter
 
 from langchain_procedures import ProcedureTextSplitter
 from procedure_rag import STRUCTURAL_KEYS, ChunkerOptions, ProcedureChunker, read_metadata
+from procedure_rag._chunking.lengths import OrdinaryFirst, tiktoken_length
 from procedure_rag._metadata import OPTIONAL_KEYS
-from procedure_rag._tokens import OrdinaryFirst, tiktoken_length
 
 LANGUAGES = ("en", "ja")
 

@@ -19,12 +19,12 @@ from langchain_procedures import OfflineEmbeddings, ProcedureMultiVectorRetrieve
 from llama_index_procedures import OfflineEmbedding
 from llama_index_procedures import ProcedureMultiVectorRetriever as LlamaRetriever
 from procedure_rag import ProcedureChunker, chunk_metadata
-from procedure_rag._chroma_index import ChromaIndex
-from procedure_rag._docstore import ChunkStore, StoredChunk
-from procedure_rag._fusion import Hit
-from procedure_rag._index import stored_chunk
-from procedure_rag._lexical import LexicalHit, lexical_terms, match_expression
-from procedure_rag._retrieval import LEXICAL_KIND, Found, RetrievalOptions, retrieve
+from procedure_rag._chroma.index import ChromaIndex
+from procedure_rag._retrieval.fusion import Hit
+from procedure_rag._retrieval.retrieve import LEXICAL_KIND, Found, RetrievalOptions, retrieve
+from procedure_rag._store.chunk_store import ChunkStore, StoredChunk
+from procedure_rag._store.lexical_index import LexicalHit, lexical_terms, match_expression
+from procedure_rag._store.writer import stored_chunk
 
 
 def chunk(chunk_id: str, text: str, source: str = "manual.md", **metadata: object) -> StoredChunk:

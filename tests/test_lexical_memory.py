@@ -1,7 +1,7 @@
 """The in-memory lexical index: the same hits as FTS5's BM25, and never out of date.
 
-:class:`~procedure_rag._lexical_memory.MemoryLexicon` answers ``ChunkStore.lexical_search``;
-:func:`~procedure_rag._lexical.search_lexical` (FTS5) is the reference it is compared with,
+:class:`~procedure_rag._store.lexical_memory.MemoryLexicon` answers ``ChunkStore.lexical_search``;
+:func:`~procedure_rag._store.lexical_index.search_lexical` (FTS5) is the reference it is compared with,
 on generated chunks and questions, and after writes by another store object on the file.
 """
 
@@ -15,11 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import procedure_rag._lexical as lexical
-import procedure_rag._lexical_memory as memory
-from procedure_rag._docstore import ChunkStore, StoredChunk
-from procedure_rag._lexical import LexicalHit, generation, search_lexical
-from procedure_rag._lexical_memory import MemoryLexicon
+import procedure_rag._store.lexical_index as lexical
+import procedure_rag._store.lexical_memory as memory
+from procedure_rag._store.chunk_store import ChunkStore, StoredChunk
+from procedure_rag._store.lexical_index import LexicalHit, generation, search_lexical
+from procedure_rag._store.lexical_memory import MemoryLexicon
 
 # Stems, codes, Japanese words, and a Japanese word whose normalised form has capitals
 # (マイクロソフト is "Microsoft", which FTS5 matches case-blind with "microsoft").

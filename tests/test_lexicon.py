@@ -10,7 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from procedure_rag._lexicon import ENGLISH, JAPANESE, Lexicon, detect_language, split_sentences, ui_nouns
+from procedure_rag._language.lexicons import (
+    ENGLISH,
+    JAPANESE,
+    Lexicon,
+    detect_language,
+    split_sentences,
+    ui_nouns,
+)
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ from llama_index.core.schema import BaseNode, Document, MetadataMode, NodeRelati
 import llama_index_procedures
 from llama_index_procedures import ProcedureNodeParser
 from procedure_rag import STRUCTURAL_KEYS, ProcedureChunker, read_metadata
-from procedure_rag._tokens import OrdinaryFirst
+from procedure_rag._chunking.lengths import OrdinaryFirst
 
 LANGUAGES = ("en", "ja")
 PAGE = "hololens-recovery.md"

@@ -33,10 +33,10 @@ from llama_index_procedures import (
     representations_to_index_nodes,
 )
 from procedure_rag import Chunk, ChunkerOptions, ChunkType, ProcedureChunker
-from procedure_rag._llm import ImagePart, LLMGenerator, Message, RepresentationCache
 from procedure_rag._metadata import chunk_from_metadata
-from procedure_rag._prompts import PROMPT_TEXTS
-from procedure_rag._representation_types import Representation, RepresentationKind
+from procedure_rag._representations.llm.generator import ImagePart, LLMGenerator, Message, RepresentationCache
+from procedure_rag._representations.llm.prompts import PROMPT_TEXTS
+from procedure_rag._representations.types import Representation, RepresentationKind
 
 K = RepresentationKind
 LANGUAGES = ("en", "ja")

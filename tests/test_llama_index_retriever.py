@@ -49,11 +49,11 @@ from llama_index_procedures import (
     ProcedureMultiVectorRetriever,
     ProcedureNodeParser,
 )
-from procedure_rag._chroma import docstore_path
-from procedure_rag._docstore import ChunkStore
-from procedure_rag._embedding_identity import EmbeddingMismatchError
-from procedure_rag._representation_types import RepresentationKind
-from procedure_rag._routing import classify_question
+from procedure_rag._chroma.collection import docstore_path
+from procedure_rag._models.identity import EmbeddingMismatchError
+from procedure_rag._representations.types import RepresentationKind
+from procedure_rag._retrieval.routing import classify_question
+from procedure_rag._store.chunk_store import ChunkStore
 
 LANGUAGES = ("en", "ja")
 PAGE = "hololens-recovery.md"

@@ -13,11 +13,23 @@ from pathlib import Path
 import pytest
 
 from procedure_rag import ProcedureChunker
-from procedure_rag._deterministic import default_kinds
-from procedure_rag._llm import GenerationStats, ImagePart, LLMGenerator, Message, ModelReply, TextModel
-from procedure_rag._prompts import PROMPT_TEXTS, PROMPT_VERSION, build_prompt, prompt_digest
-from procedure_rag._representation_cache import RepresentationCache
-from procedure_rag._representation_types import Representation, RepresentationKind
+from procedure_rag._representations.cache import RepresentationCache
+from procedure_rag._representations.llm.generator import (
+    GenerationStats,
+    ImagePart,
+    LLMGenerator,
+    Message,
+    ModelReply,
+    TextModel,
+)
+from procedure_rag._representations.llm.prompts import (
+    PROMPT_TEXTS,
+    PROMPT_VERSION,
+    build_prompt,
+    prompt_digest,
+)
+from procedure_rag._representations.offline.generator import default_kinds
+from procedure_rag._representations.types import Representation, RepresentationKind
 from procedure_rag._types import Chunk, ChunkType
 
 K = RepresentationKind

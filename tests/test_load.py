@@ -51,11 +51,11 @@ from langchain_procedures import ProcedureMultiVectorRetriever as LangChainRetri
 from llama_index_procedures import OfflineEmbedding
 from llama_index_procedures import ProcedureMultiVectorRetriever as LlamaIndexRetriever
 from procedure_rag import ProcedureChunker, chunk_metadata, load_offline_model
-from procedure_rag._chroma import read_retrying
-from procedure_rag._chroma_index import ChromaIndex
-from procedure_rag._docstore import StoredChunk
-from procedure_rag._index import make_representations, stored_chunk
-from procedure_rag._retrieval import LEXICAL_KIND, RetrievalOptions
+from procedure_rag._chroma.collection import read_retrying
+from procedure_rag._chroma.index import ChromaIndex
+from procedure_rag._retrieval.retrieve import LEXICAL_KIND, RetrievalOptions
+from procedure_rag._store.chunk_store import StoredChunk
+from procedure_rag._store.writer import make_representations, stored_chunk
 
 TESTS = Path(__file__).resolve().parent
 DATA = TESTS / "data"
@@ -64,7 +64,7 @@ K = 5
 READERS = 32
 #: Threads of the reader process (embedded Chroma), beside the test process's readers.
 PROCESS_THREADS = 4
-#: Keys a result adds to the chunk's own metadata (see procedure_rag._retrieval.Retrieved).
+#: Keys a result adds to the chunk's own metadata (see procedure_rag._retrieval.retrieve.Retrieved).
 RESULT_KEYS = frozenset({"score", "matched", "routing", "expanded_from"})
 QUESTIONS = (
     "How do I hard-restart HoloLens 2?",

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from procedure_rag import ChunkerOptions, ElementKind, LayoutElement, ProcedureChunker
-from procedure_rag._markdown import read_markdown
-from procedure_rag._sections import iter_with_section_paths
+from procedure_rag._chunking.sections import iter_with_section_paths
+from procedure_rag._readers.markdown import read_markdown
 
 K = ElementKind
 TESTS_DATA = Path(__file__).resolve().parent / "data"

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-import procedure_rag._markdown as md
-from procedure_rag._markdown import read_markdown
+import procedure_rag._readers.markdown as md
+from procedure_rag._readers.markdown import read_markdown
 
 # Blocks that a heading line does or does not close, Japanese text for multi-byte offsets,
 # and definitions whose uses sit in other sections.

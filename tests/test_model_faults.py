@@ -57,16 +57,16 @@ from langchain_procedures import ProcedureMultiVectorRetriever as LangChainRetri
 from llama_index_procedures import OfflineEmbedding, ProcedureIndexer, ProcedureNodeParser
 from llama_index_procedures import ProcedureMultiVectorRetriever as LlamaIndexRetriever
 from procedure_rag import ProcedureChunker, chunk_metadata, load_offline_model
-from procedure_rag._chroma import DEFAULT_COLLECTION, ChromaTarget, docstore_path
-from procedure_rag._chroma_index import ChromaIndex, IndexStats
-from procedure_rag._deterministic import default_kinds
-from procedure_rag._docstore import ChunkStore, StoredChunk
-from procedure_rag._index import IndexReport, stored_chunk
-from procedure_rag._llm import GenerationStats, LLMGenerator, Message, ModelReply
-from procedure_rag._llm_parse import MAX_REPLY_CHARS, OUTPUT_RULES, parse_output
+from procedure_rag._chroma.collection import DEFAULT_COLLECTION, ChromaTarget, docstore_path
+from procedure_rag._chroma.index import ChromaIndex, IndexStats
 from procedure_rag._metadata import chunk_from_metadata
-from procedure_rag._prompts import PROMPT_TEXTS, build_prompt
-from procedure_rag._representation_types import RepresentationKind
+from procedure_rag._representations.llm.generator import GenerationStats, LLMGenerator, Message, ModelReply
+from procedure_rag._representations.llm.parse import MAX_REPLY_CHARS, OUTPUT_RULES, parse_output
+from procedure_rag._representations.llm.prompts import PROMPT_TEXTS, build_prompt
+from procedure_rag._representations.offline.generator import default_kinds
+from procedure_rag._representations.types import RepresentationKind
+from procedure_rag._store.chunk_store import ChunkStore, StoredChunk
+from procedure_rag._store.writer import IndexReport, stored_chunk
 from procedure_rag._types import Chunk
 
 K = RepresentationKind
@@ -542,7 +542,7 @@ def index_with_faults(pages: Sequence[Path], folder: Path, embedder: Remembering
     )
     records: list[str] = []
     handler = _Collect(records)
-    logging.getLogger("procedure_rag._llm").addHandler(handler)
+    logging.getLogger("procedure_rag._representations.llm.generator").addHandler(handler)
     try:
         with ChromaIndex.open(folder, embedder=embedder) as index:
             if mode == "sync":
@@ -556,7 +556,7 @@ def index_with_faults(pages: Sequence[Path], folder: Path, embedder: Remembering
             for row in index.store.vectors_of_chunks(c.chunk_id for c in children):
                 ledger_kinds[row.chunk_id].add(row.kind)
     finally:
-        logging.getLogger("procedure_rag._llm").removeHandler(handler)
+        logging.getLogger("procedure_rag._representations.llm.generator").removeHandler(handler)
     return Run(
         stored=stored,
         children=children,
@@ -763,7 +763,8 @@ def summary_lines(caplog: pytest.LogCaptureFixture, identity: str) -> list[str]:
     return [
         record.getMessage()
         for record in caplog.records
-        if record.name == "procedure_rag._llm" and record.getMessage().startswith(f"{identity}: ")
+        if record.name == "procedure_rag._representations.llm.generator"
+        and record.getMessage().startswith(f"{identity}: ")
     ]
 
 
@@ -801,7 +802,7 @@ def check_framework_run(
 def test_langchain_retriever_indexes_through_a_faulty_chat_model(
     shared_data: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="procedure_rag._llm")
+    caplog.set_level(logging.INFO, logger="procedure_rag._representations.llm.generator")
     pages = framework_pages(shared_data, "langchain")
     script = Script(FRAMEWORK_FAULTS)
     retriever = LangChainRetriever.from_persist_directory(
@@ -826,7 +827,7 @@ def test_langchain_retriever_indexes_through_a_faulty_chat_model(
 def test_llama_index_pipeline_indexes_through_a_faulty_llm(
     shared_data: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="procedure_rag._llm")
+    caplog.set_level(logging.INFO, logger="procedure_rag._representations.llm.generator")
     pages = framework_pages(shared_data, "llama_index")
     script = Script(FRAMEWORK_FAULTS, seed=SEED + 1)
     retriever = LlamaIndexRetriever.from_persist_directory(

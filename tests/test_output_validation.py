@@ -16,11 +16,17 @@ from types import SimpleNamespace
 import pytest
 
 from procedure_rag import ProcedureChunker
-from procedure_rag._llm import LLMGenerator, Message, ModelReply, retry_after
-from procedure_rag._llm_parse import MAX_REPLY_CHARS, OUTPUT_RULES, output_problem, parse_list, parse_output
-from procedure_rag._prompts import PROMPT_VERSION, build_prompt, prompt_digest
-from procedure_rag._representation_cache import RepresentationCache
-from procedure_rag._representation_types import RepresentationKind
+from procedure_rag._representations.cache import RepresentationCache
+from procedure_rag._representations.llm.generator import LLMGenerator, Message, ModelReply, retry_after
+from procedure_rag._representations.llm.parse import (
+    MAX_REPLY_CHARS,
+    OUTPUT_RULES,
+    output_problem,
+    parse_list,
+    parse_output,
+)
+from procedure_rag._representations.llm.prompts import PROMPT_VERSION, build_prompt, prompt_digest
+from procedure_rag._representations.types import RepresentationKind
 from procedure_rag._types import Chunk
 
 K = RepresentationKind
@@ -391,7 +397,7 @@ def test_the_generator_waits_as_long_as_a_rate_limit_asks(
     chunk: Chunk, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     waits: list[float] = []
-    monkeypatch.setattr("procedure_rag._llm.time.sleep", waits.append)
+    monkeypatch.setattr("procedure_rag._representations.llm.generator.time.sleep", waits.append)
     model = ScriptedModel(RateLimitError(retry_after=7), RateLimitError(retry_after=10_000), SUMMARY)
     gen = LLMGenerator(model, kinds={chunk.chunk_type: (K.SUMMARY,)}, backoff=0.001, retries=3)
     assert [r.text for r in gen.generate([chunk])] == [SUMMARY]

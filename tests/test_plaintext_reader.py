@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from procedure_rag._numbering import DEFAULT_STEP_STYLES
-from procedure_rag._plaintext import iter_plain_text, read_plain_text
+from procedure_rag._language.numbering import DEFAULT_STEP_STYLES
+from procedure_rag._readers.plaintext import iter_plain_text, read_plain_text
 from procedure_rag._types import ElementKind, LayoutElement, Span
 
 K = ElementKind

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from procedure_rag import ProcedureChunker
-from procedure_rag._llm_parse import OUTPUT_RULES, parse_list, parse_output
-from procedure_rag._prompts import (
+from procedure_rag._representations.llm.parse import OUTPUT_RULES, parse_list, parse_output
+from procedure_rag._representations.llm.prompts import (
     JAPANESE_PROMPTS,
     PROMPT_TEXTS,
     PROMPT_VERSION,
@@ -20,7 +20,7 @@ from procedure_rag._prompts import (
     chunk_body,
     prompt_digest,
 )
-from procedure_rag._representation_types import RepresentationKind
+from procedure_rag._representations.types import RepresentationKind
 from procedure_rag._types import Chunk
 
 K = RepresentationKind

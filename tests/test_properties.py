@@ -35,8 +35,8 @@ from _invariants import (
     over_budget,
 )
 from procedure_rag import Chunk, ChunkerOptions, ChunkLevel, ProcedureChunker
-from procedure_rag._numbering import DEFAULT_STEP_STYLES
-from procedure_rag._tokens import tiktoken_length
+from procedure_rag._chunking.lengths import tiktoken_length
+from procedure_rag._language.numbering import DEFAULT_STEP_STYLES
 
 LANGS = ("en", "ja")
 TOKENS = tiktoken_length()

@@ -12,7 +12,7 @@ from types import ModuleType
 import pytest
 
 from procedure_rag import ElementKind
-from procedure_rag._azure import read_azure
+from procedure_rag._readers.azure import read_azure
 
 FMT = "azure"
 EN = "azure/hololens-recovery-en.json"

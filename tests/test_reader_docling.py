@@ -36,9 +36,9 @@ from docling_core.types.doc import (
 from docling_core.types.doc.labels import CodeLanguageLabel
 
 from procedure_rag import ChunkerOptions, ChunkLevel, ProcedureChunker, ReaderError, chunk_metadata
-from procedure_rag._docling import read_docling
-from procedure_rag._markdown import read_markdown
 from procedure_rag._metadata import read_metadata
+from procedure_rag._readers.docling import read_docling
+from procedure_rag._readers.markdown import read_markdown
 from procedure_rag._types import BBox, Chunk, ElementKind, LayoutElement
 
 DATA = Path(__file__).resolve().parent / "data"

@@ -12,7 +12,7 @@ from types import ModuleType
 import pytest
 
 from procedure_rag import ElementKind
-from procedure_rag._google_docai import read_google_docai
+from procedure_rag._readers.google_docai import read_google_docai
 
 FMT = "google"
 EN = "google/hololens-recovery-en.json"

@@ -10,8 +10,8 @@ import pytest
 
 from procedure_rag import ChunkerOptions, ElementKind, LayoutElement, ProcedureChunker
 from procedure_rag._errors import ReaderError
-from procedure_rag._html import decode_html, read_html
-from procedure_rag._readers import detect_format
+from procedure_rag._readers.html import decode_html, read_html
+from procedure_rag._readers.registry import detect_format
 from procedure_rag._types import Chunk
 
 K = ElementKind

@@ -18,7 +18,7 @@ from pypdf import PdfWriter
 
 from procedure_rag import ChunkerOptions, ChunkLevel, ProcedureChunker, ReaderError, chunk_metadata
 from procedure_rag._metadata import read_metadata
-from procedure_rag._pdf import extract_pdf_text, read_pdf
+from procedure_rag._readers.pdf import extract_pdf_text, read_pdf
 from procedure_rag._types import Chunk, ElementKind
 
 DATA = Path(__file__).resolve().parent / "data"

@@ -14,7 +14,7 @@ from types import ModuleType
 import pytest
 
 from procedure_rag import ElementKind
-from procedure_rag._textract import read_textract
+from procedure_rag._readers.textract import read_textract
 
 FMT = "textract"
 EN = "textract/hololens-recovery-en.json"

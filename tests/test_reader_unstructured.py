@@ -40,8 +40,8 @@ from procedure_rag import (
     detect_format,
     read_metadata,
 )
-from procedure_rag._readers import reader
-from procedure_rag._unstructured import iter_unstructured, read_unstructured
+from procedure_rag._readers.registry import reader
+from procedure_rag._readers.unstructured import iter_unstructured, read_unstructured
 
 DOCS = {
     "en": ("hololens-recovery.en.json", (1700, 2200, "px")),
@@ -238,7 +238,7 @@ NESTED = [
     _element(ListItem, "Restart", category_depth=1),
 ]
 
-# One row per list-number rule (see procedure_rag._unstructured's module docstring).
+# One row per list-number rule (see procedure_rag._readers.unstructured's module docstring).
 LIST_RULES = [
     pytest.param(
         [

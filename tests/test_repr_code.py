@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from procedure_rag import Chunk, ChunkLevel, ChunkType, chunk
-from procedure_rag._repr_code import code_blocks, code_docstring
+from procedure_rag._representations.offline.code import code_blocks, code_docstring
 
 DATA = Path(__file__).resolve().parent / "data"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from procedure_rag import Chunk, ChunkLevel, ChunkType, chunk
-from procedure_rag._repr_images import has_images, image_caption
+from procedure_rag._representations.offline.images import has_images, image_caption
 
 DATA = Path(__file__).resolve().parent / "data"
 

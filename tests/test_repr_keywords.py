@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from procedure_rag import Chunk, ChunkLevel, ChunkType, chunk
-from procedure_rag._repr_keywords import KEYWORD_LIMIT, japanese_tokenizer, keywords
+from procedure_rag._representations.offline.keywords import KEYWORD_LIMIT, japanese_tokenizer, keywords
 
 DATA = Path(__file__).resolve().parent / "data"
 

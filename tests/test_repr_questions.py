@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from procedure_rag import Chunk, ChunkerOptions, ChunkLevel, ChunkType, ProcedureStep, chunk
-from procedure_rag._repr_questions import (
+from procedure_rag._representations.offline.questions import (
     ENGLISH_QUESTIONS,
     JAPANESE_QUESTIONS,
     MAX_QUESTIONS,

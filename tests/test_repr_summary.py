@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from procedure_rag import Chunk, chunk
-from procedure_rag._repr_summary import summary
+from procedure_rag._representations.offline.summary import summary
 
 DATA = Path(__file__).resolve().parent / "data"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from procedure_rag import ChunkType, chunk
-from procedure_rag._repr_tables import parse_pipe_table, table_summary
+from procedure_rag._representations.offline.tables import parse_pipe_table, table_summary
 
 DATA = Path(__file__).resolve().parent / "data"
 README = "ja-native/areamanagement-dashboard-tool/_license_evidence/README.md"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from procedure_rag._representation_cache import RepresentationCache
+from procedure_rag._representations.cache import RepresentationCache
 
 KEY_PARTS = {"kind": "summary", "prompt_version": "1", "model_identity": "fake:m", "content_digest": "abc"}
 

@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from procedure_rag._fusion import Hit, fuse
-from procedure_rag._lexical import LexicalHit
-from procedure_rag._representation_types import RepresentationKind
-from procedure_rag._retrieval import Found, RetrievalOptions, RetrievalResult, check_query, retrieve
-from procedure_rag._routing import QuestionType
+from procedure_rag._representations.types import RepresentationKind
+from procedure_rag._retrieval.fusion import Hit, fuse
+from procedure_rag._retrieval.retrieve import Found, RetrievalOptions, RetrievalResult, check_query, retrieve
+from procedure_rag._retrieval.routing import QuestionType
+from procedure_rag._store.lexical_index import LexicalHit
 
 Item = Mapping[str, object]
 RAW = frozenset({"raw"})

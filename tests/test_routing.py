@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from procedure_rag._fusion import Fused, Hit
-from procedure_rag._routing import (
+from procedure_rag._retrieval.fusion import Fused, Hit
+from procedure_rag._retrieval.routing import (
     ENGLISH_QUESTIONS,
     JAPANESE_QUESTIONS,
     ROUTING_RULES,

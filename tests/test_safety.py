@@ -37,14 +37,14 @@ from langchain_procedures._docstore import ProcedureDocStore
 from llama_index_procedures import ProcedureMultiVectorRetriever as LlamaIndexRetriever
 from llama_index_procedures import ProcedureNodeParser
 from procedure_rag import ProcedureChunker, chunk_metadata, load_offline_model
-from procedure_rag._chroma import DEFAULT_COLLECTION, ChromaTarget, docstore_path
-from procedure_rag._chroma_index import ChromaIndex
-from procedure_rag._docstore import ChunkStore, StoredChunk
-from procedure_rag._index import filter_metadata, stored_chunk, vector_records
+from procedure_rag._chroma.collection import DEFAULT_COLLECTION, ChromaTarget, docstore_path
+from procedure_rag._chroma.index import ChromaIndex
 from procedure_rag._metadata import document_value, is_filter_key
-from procedure_rag._representation_cache import RepresentationCache
-from procedure_rag._representation_types import Representation, RepresentationKind
-from procedure_rag._retrieval import RetrievalOptions
+from procedure_rag._representations.cache import RepresentationCache
+from procedure_rag._representations.types import Representation, RepresentationKind
+from procedure_rag._retrieval.retrieve import RetrievalOptions
+from procedure_rag._store.chunk_store import ChunkStore, StoredChunk
+from procedure_rag._store.writer import filter_metadata, stored_chunk, vector_records
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 DATA = Path(__file__).parent / "data" / "hololens"

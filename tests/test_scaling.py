@@ -26,9 +26,9 @@ from dataclasses import dataclass
 import pytest
 
 from procedure_rag import ChunkerOptions, ProcedureChunker
-from procedure_rag._markdown import _CharIndex
-from procedure_rag._pack import Measure
-from procedure_rag._tokens import tiktoken_length
+from procedure_rag._chunking.lengths import tiktoken_length
+from procedure_rag._chunking.packing import Measure
+from procedure_rag._readers.markdown import _CharIndex
 
 #: Cost may grow this many times faster than the input before a case fails. Quadratic work
 #: grows as fast again as the input (8x input: 64x time), far past it.

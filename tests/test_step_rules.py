@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from procedure_rag import ENGLISH, JAPANESE, ElementKind, LayoutElement, detect_language, match_step_marker
-from procedure_rag._lexicon import LEXICONS
-from procedure_rag._numbering import match_heading_number
-from procedure_rag._steps import lead_in_condition, parse_step, ui_targets
+from procedure_rag._language.lexicons import LEXICONS
+from procedure_rag._language.numbering import match_heading_number
+from procedure_rag._language.step_fields import lead_in_condition, parse_step, ui_targets
 
 LEX = {"en": ENGLISH, "ja": JAPANESE}
 

@@ -1,6 +1,6 @@
 """The raw-chunk docstore as a LangChain ``BaseStore[str, Document]``.
 
-A thin view of the core :class:`~procedure_rag._docstore.ChunkStore` (SQLite, JSON
+A thin view of the core :class:`~procedure_rag._store.chunk_store.ChunkStore` (SQLite, JSON
 values, never pickle): ``Document.page_content`` is the chunk text, ``metadata`` its flat
 metadata, the key its chunk id. The multi-vector retriever also keeps its vector ledger
 in the same file, so re-indexing a source and deleting it are one transaction here.
@@ -14,8 +14,8 @@ from collections.abc import Iterator, Sequence
 from langchain_core.documents import Document
 from langchain_core.stores import BaseStore
 
-from procedure_rag._docstore import ChunkStore, StoredChunk
-from procedure_rag._sqlite import MEMORY
+from procedure_rag._store.chunk_store import ChunkStore, StoredChunk
+from procedure_rag._store.sqlite import MEMORY
 
 __all__ = ["ProcedureDocStore", "document_of", "stored_of"]
 

@@ -1,10 +1,10 @@
 """``LangChainModel``: any LangChain chat model or Runnable as the core's ``TextModel``.
 
-The wrapper translates, nothing more: core :class:`~procedure_rag._llm.Message`s become
+The wrapper translates, nothing more: core :class:`~procedure_rag.Message`s become
 ``SystemMessage``/``HumanMessage`` (images as LangChain's standard ``image`` content
 blocks), and the reply's text and ``usage_metadata`` become a
-:class:`~procedure_rag._llm.ModelReply`. Batching, retries, caching and fallback stay
-in :class:`~procedure_rag._llm.LLMGenerator`.
+:class:`~procedure_rag.ModelReply`. Batching, retries, caching and fallback stay
+in :class:`~procedure_rag.LLMGenerator`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.messages.content import ContentBlock, ImageContentBlock, TextContentBlock
 from langchain_core.runnables import Runnable
 
-from procedure_rag._llm import ImagePart, Message, ModelReply
+from procedure_rag._representations.llm.generator import ImagePart, Message, ModelReply
 
 __all__ = ["LangChainModel"]
 
@@ -32,7 +32,7 @@ _MESSAGE_TYPES: dict[str, Callable[..., BaseMessage]] = {
 class LangChainModel:
     """A LangChain chat model (or any Runnable taking a list of messages) as a ``TextModel``.
 
-    Pass it to :class:`~procedure_rag._llm.LLMGenerator`. ``complete`` calls the model's
+    Pass it to :class:`~procedure_rag.LLMGenerator`. ``complete`` calls the model's
     ``invoke``, ``acomplete`` its ``ainvoke``. A Runnable may answer with a message or a
     string (a chain ending in ``StrOutputParser``).
 

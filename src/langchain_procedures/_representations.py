@@ -15,9 +15,9 @@ from langchain_core.documents import Document
 from langchain_core.runnables import Runnable
 
 from langchain_procedures._models import LangChainModel
-from procedure_rag._llm import RepresentationCache, arepresent, represent
 from procedure_rag._metadata import chunk_from_metadata
-from procedure_rag._representation_types import Representation, RepresentationKind
+from procedure_rag._representations.llm.generator import RepresentationCache, arepresent, represent
+from procedure_rag._representations.types import Representation, RepresentationKind
 from procedure_rag._types import Chunk, ChunkType
 
 __all__ = [
@@ -71,7 +71,7 @@ def generate_representation_documents(
         model: ``None`` for the offline deterministic generators; else a chat model or
             Runnable (wrapped in :class:`LangChainModel`), or a ``LangChainModel`` to set
             its identity or image support. For retries, timeouts or images use
-            :class:`~procedure_rag._llm.LLMGenerator` and
+            :class:`~procedure_rag.LLMGenerator` and
             :func:`representations_to_documents` directly.
         kinds: Kinds per chunk type, over the defaults.
         cache: Cache of model replies (ignored without a model).

@@ -4,8 +4,8 @@ Same fields (``vectorstore``, ``docstore`` or ``byte_store``, ``id_key``, ``sear
 ``search_kwargs``), plus a top-level ``k`` that counts raw chunks, scores and the
 matched representations in each result's metadata, fusion, routing and parent
 expansion, and an add / re-add / delete lifecycle that leaves nothing stale. The
-ranking and the lifecycle are the core's (:mod:`procedure_rag._retrieval`,
-:mod:`procedure_rag._index`); this class wires LangChain's stores to them.
+ranking and the lifecycle are the core's (:mod:`procedure_rag._retrieval.retrieve`,
+:mod:`procedure_rag._store.writer`); this class wires LangChain's stores to them.
 """
 
 from __future__ import annotations
@@ -28,12 +28,22 @@ from pydantic import Field, PrivateAttr, model_validator
 from langchain_procedures._docstore import ProcedureDocStore, document_of
 from langchain_procedures._models import LangChainModel
 from langchain_procedures._vector_backend import Layout, VectorStoreBackend, searcher
-from procedure_rag._chroma import DEFAULT_COLLECTION, ChromaTarget, docstore_path, open_collection
-from procedure_rag._chroma_index import CollectionBackend
-from procedure_rag._docstore import ChunkStore, StoredChunk
-from procedure_rag._embedding_identity import PROBE_TEXT, EmbeddingIdentity, describe_model
-from procedure_rag._fusion import FusionMethod
-from procedure_rag._index import (
+from procedure_rag._chroma.collection import DEFAULT_COLLECTION, ChromaTarget, docstore_path, open_collection
+from procedure_rag._chroma.index import CollectionBackend
+from procedure_rag._models.identity import PROBE_TEXT, EmbeddingIdentity, describe_model
+from procedure_rag._representations.llm.generator import represent
+from procedure_rag._representations.types import Representation
+from procedure_rag._retrieval.fusion import FusionMethod
+from procedure_rag._retrieval.retrieve import (
+    FETCH_PER_K,
+    LEXICAL_WEIGHT,
+    Lexical,
+    RetrievalOptions,
+    Retrieved,
+    retrieve,
+)
+from procedure_rag._store.chunk_store import ChunkStore, StoredChunk
+from procedure_rag._store.writer import (
     IndexReport,
     RepresentationSource,
     VectorBackend,
@@ -42,16 +52,6 @@ from procedure_rag._index import (
     delete_sources,
     stored_chunk,
     write_chunks,
-)
-from procedure_rag._llm import represent
-from procedure_rag._representation_types import Representation
-from procedure_rag._retrieval import (
-    FETCH_PER_K,
-    LEXICAL_WEIGHT,
-    Lexical,
-    RetrievalOptions,
-    Retrieved,
-    retrieve,
 )
 from procedure_rag._types import Chunk
 

@@ -2,7 +2,7 @@
 
 Writing: representation records become ``Document``s with the record's id, text and
 metadata, added through the store's own API (so it embeds with its own embedding
-function). Searching: hits come back as core :class:`~procedure_rag._fusion.Hit`s with
+function). Searching: hits come back as core :class:`~procedure_rag._retrieval.fusion.Hit`s with
 similarity scores (higher is better) whichever store it is.
 """
 
@@ -15,11 +15,11 @@ from typing import Any
 from langchain_core.documents import Document
 from langchain_core.vectorstores import VectorStore
 
-from procedure_rag._chroma_index import chroma_rescore, chroma_search
-from procedure_rag._docstore import ChunkStore
-from procedure_rag._fusion import Hit
-from procedure_rag._index import VectorRecord
-from procedure_rag._retrieval import Found, Rescore, Search
+from procedure_rag._chroma.index import chroma_rescore, chroma_search
+from procedure_rag._retrieval.fusion import Hit
+from procedure_rag._retrieval.retrieve import Found, Rescore, Search
+from procedure_rag._store.chunk_store import ChunkStore
+from procedure_rag._store.writer import VectorRecord
 
 __all__ = ["Layout", "Searcher", "VectorStoreBackend", "hits_of", "searcher"]
 

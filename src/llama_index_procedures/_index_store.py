@@ -2,16 +2,16 @@
 
 The translation layer under :class:`~llama_index_procedures.ProcedureMultiVectorRetriever`:
 
-- :class:`IndexBackend` is the core's :class:`~procedure_rag._index.VectorBackend` over a
-  ``VectorStoreIndex``: each :class:`~procedure_rag._index.VectorRecord` becomes a
+- :class:`IndexBackend` is the core's :class:`~procedure_rag._store.writer.VectorBackend` over a
+  ``VectorStoreIndex``: each :class:`~procedure_rag._store.writer.VectorRecord` becomes a
   ``TextNode`` (id = representation id, text = representation text, metadata = the
   record's) whose ``SOURCE`` is the raw chunk, so the ``doc_id`` LlamaIndex writes at the
   top level of a vector's metadata is the chunk id, as the LangChain adapter writes it.
-- :class:`RawNodes` keeps the raw chunks: in the core's :class:`~procedure_rag._docstore.ChunkStore`
+- :class:`RawNodes` keeps the raw chunks: in the core's :class:`~procedure_rag._store.chunk_store.ChunkStore`
   (SQLite, which is also the vector ledger), or in any LlamaIndex ``BaseDocumentStore``
   mirrored from an in-memory ledger.
 - :func:`to_hits` turns the vector store's answer into the core's
-  :class:`~procedure_rag._fusion.Hit`, with Chroma's ``exp(-distance)`` turned back into
+  :class:`~procedure_rag._retrieval.fusion.Hit`, with Chroma's ``exp(-distance)`` turned back into
   cosine similarity so both frameworks score one index alike; :func:`chroma_rescore`
   scores every representation of candidate chunks exactly, from the vectors Chroma
   stores.
@@ -44,12 +44,14 @@ from llama_index.core.vector_stores.types import (
 from llama_index.core.vector_stores.utils import build_metadata_filter_fn, node_to_metadata_dict
 
 from procedure_rag import STRUCTURAL_KEYS, read_metadata
-from procedure_rag._chroma import check_dimension, read_retrying, upsert
-from procedure_rag._chroma_index import chroma_rescore as rescore_from_ledger
-from procedure_rag._docstore import ChunkStore, StoredChunk
-from procedure_rag._embedding_identity import PROBE_TEXT, EmbeddingIdentity, describe_model
-from procedure_rag._fusion import Hit
-from procedure_rag._index import (
+from procedure_rag._chroma.collection import check_dimension, read_retrying, upsert
+from procedure_rag._chroma.index import chroma_rescore as rescore_from_ledger
+from procedure_rag._models.identity import PROBE_TEXT, EmbeddingIdentity, describe_model
+from procedure_rag._retrieval.fusion import Hit
+from procedure_rag._retrieval.retrieve import ALL_KINDS, Rescore, hits_from_vectors
+from procedure_rag._store.chunk_store import ChunkStore, StoredChunk
+from procedure_rag._store.lexical_index import LexicalHit
+from procedure_rag._store.writer import (
     IndexReport,
     RepresentationSource,
     VectorRecord,
@@ -58,8 +60,6 @@ from procedure_rag._index import (
     stored_chunk,
     write_chunks,
 )
-from procedure_rag._lexical import LexicalHit
-from procedure_rag._retrieval import ALL_KINDS, Rescore, hits_from_vectors
 
 __all__ = [
     "RESULT_KEYS",
@@ -80,7 +80,7 @@ __all__ = [
 
 _LOG = logging.getLogger("procedure_rag")
 
-#: Metadata keys a retrieved node gets (see :func:`procedure_rag._retrieval.retrieve`).
+#: Metadata keys a retrieved node gets (see :func:`procedure_rag._retrieval.retrieve.retrieve`).
 RESULT_KEYS = ("score", "matched", "routing", "expanded_from")
 
 #: Neither the embedding nor an LLM prompt needs the chunk's structure or the result
@@ -216,7 +216,7 @@ def _chroma_upsert(index: VectorStoreIndex, nodes: Sequence[TextNode]) -> list[l
 
     Chroma's ``add`` skips an id it holds, and deleting a vector and adding it again
     under the same id can leave it unreachable by search while ``get`` still returns it
-    (chroma-core/chroma#7758, chromadb 1.5.9): :func:`~procedure_rag._chroma.upsert`
+    (chroma-core/chroma#7758, chromadb 1.5.9): :func:`~procedure_rag._chroma.collection.upsert`
     replaces it in place, metadata included, and keeps a vector stored already.
 
     Returns:
@@ -284,7 +284,7 @@ class RawNodes:
         representations: RepresentationSource | None,
         id_key: str,
     ) -> IndexReport:
-        """Index ``chunks`` (see :func:`procedure_rag._index.write_chunks`)."""
+        """Index ``chunks`` (see :func:`procedure_rag._store.writer.write_chunks`)."""
         before = self._ids_of_sources(chunk.source_id for chunk in chunks)
         report = write_chunks(
             chunks, store=self.ledger, backend=backend, representations=representations, id_key=id_key

@@ -1,9 +1,9 @@
 """``LlamaIndexModel``: any LlamaIndex ``LLM`` as the core's ``TextModel``.
 
-The wrapper translates, nothing more: core :class:`~procedure_rag._llm.Message`s become
+The wrapper translates, nothing more: core :class:`~procedure_rag.Message`s become
 ``ChatMessage``s whose ``blocks`` are a ``TextBlock`` and one ``ImageBlock`` per image,
-and the ``ChatResponse`` becomes a :class:`~procedure_rag._llm.ModelReply`. Batching,
-retries, caching and fallback stay in :class:`~procedure_rag._llm.LLMGenerator`.
+and the ``ChatResponse`` becomes a :class:`~procedure_rag.ModelReply`. Batching,
+retries, caching and fallback stay in :class:`~procedure_rag.LLMGenerator`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from llama_index.core.base.llms.types import (
 )
 from llama_index.core.llms import LLM
 
-from procedure_rag._llm import ImagePart, Message, ModelReply
+from procedure_rag._representations.llm.generator import ImagePart, Message, ModelReply
 
 __all__ = ["LlamaIndexModel"]
 

@@ -24,9 +24,9 @@ from procedure_rag import (
     ProcedureChunker,
     chunk_metadata,
 )
-from procedure_rag._options import DEFAULT_MAX_INPUT_CHARS, DEFAULT_MAX_JSON_DEPTH
-from procedure_rag._tokens import ordinary_first
-from procedure_rag._unstructured import RecordGroup, iter_document_chunks, iter_record_groups
+from procedure_rag._chunking.lengths import ordinary_first
+from procedure_rag._chunking.options import DEFAULT_MAX_INPUT_CHARS, DEFAULT_MAX_JSON_DEPTH
+from procedure_rag._readers.unstructured import RecordGroup, iter_document_chunks, iter_record_groups
 
 if TYPE_CHECKING:
     import tiktoken
@@ -314,7 +314,7 @@ def _default_encoding(tokenizer: Callable[[str], list[Any]]) -> tiktoken.Encodin
 
     The default is ``partial(encoding.encode, allowed_special="all")``: on a text holding
     no special token it gives what ``encode_ordinary`` gives (see
-    :func:`procedure_rag._tokens.ordinary_first`).
+    :func:`procedure_rag._chunking.lengths.ordinary_first`).
     """
     call: partial[list[Any]] | None = tokenizer if isinstance(tokenizer, partial) else None
     if call is None or call.args or call.keywords != {"allowed_special": "all"}:

@@ -15,9 +15,9 @@ from llama_index.core.llms import LLM
 from llama_index.core.schema import BaseNode, IndexNode, MetadataMode, TextNode
 
 from llama_index_procedures._models import LlamaIndexModel
-from procedure_rag._llm import RepresentationCache, arepresent, represent
 from procedure_rag._metadata import chunk_from_metadata
-from procedure_rag._representation_types import Representation, RepresentationKind
+from procedure_rag._representations.llm.generator import RepresentationCache, arepresent, represent
+from procedure_rag._representations.types import Representation, RepresentationKind
 from procedure_rag._types import Chunk, ChunkType
 
 __all__ = [
@@ -76,7 +76,7 @@ def generate_representation_nodes(
         llm: ``None`` for the offline deterministic generators; else a LlamaIndex LLM
             (wrapped in :class:`LlamaIndexModel`), or a ``LlamaIndexModel`` to set its
             identity or image support. For retries, timeouts or images use
-            :class:`~procedure_rag._llm.LLMGenerator` and
+            :class:`~procedure_rag.LLMGenerator` and
             :func:`representations_to_index_nodes` directly.
         kinds: Kinds per chunk type, over the defaults.
         cache: Cache of model replies (ignored without a model).

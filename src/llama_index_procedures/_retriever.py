@@ -3,9 +3,9 @@
 Search representations (summaries, questions, keywords, the chunk itself), fuse the hits
 of each raw chunk, return the raw nodes: ``k`` distinct ones, each with its score and
 the representations that matched. Ranking, over-fetching, routing and parent expansion
-are the core's (:func:`procedure_rag._retrieval.retrieve`), and so is the add/replace/
-delete lifecycle (:mod:`procedure_rag._index`); this module wires them to LlamaIndex's
-stores. The default layout (:mod:`procedure_rag._chroma`) is the LangChain adapter's:
+are the core's (:func:`procedure_rag._retrieval.retrieve.retrieve`), and so is the add/replace/
+delete lifecycle (:mod:`procedure_rag._store.writer`); this module wires them to LlamaIndex's
+stores. The default layout (:mod:`procedure_rag._chroma.collection`) is the LangChain adapter's:
 one index folder reads through either framework.
 """
 
@@ -41,7 +41,7 @@ from llama_index_procedures._index_store import (
     to_hits,
 )
 from llama_index_procedures._models import LlamaIndexModel
-from procedure_rag._chroma import (
+from procedure_rag._chroma.collection import (
     DEFAULT_COLLECTION,
     ChromaTarget,
     check_dimension,
@@ -49,13 +49,11 @@ from procedure_rag._chroma import (
     open_collection,
     read_retrying,
 )
-from procedure_rag._docstore import ChunkStore
-from procedure_rag._embedding_identity import EmbeddingIdentity, EmbeddingMismatchError
-from procedure_rag._fusion import FusionMethod, Hit
-from procedure_rag._index import IndexReport, RepresentationSource
-from procedure_rag._llm import represent
-from procedure_rag._representation_cache import RepresentationCache
-from procedure_rag._retrieval import (
+from procedure_rag._models.identity import EmbeddingIdentity, EmbeddingMismatchError
+from procedure_rag._representations.cache import RepresentationCache
+from procedure_rag._representations.llm.generator import represent
+from procedure_rag._retrieval.fusion import FusionMethod, Hit
+from procedure_rag._retrieval.retrieve import (
     LEXICAL_WEIGHT,
     Found,
     Rescore,
@@ -64,6 +62,8 @@ from procedure_rag._retrieval import (
     check_query,
     retrieve,
 )
+from procedure_rag._store.chunk_store import ChunkStore
+from procedure_rag._store.writer import IndexReport, RepresentationSource
 
 __all__ = ["ProcedureIndexer", "ProcedureMultiVectorRetriever"]
 
@@ -130,7 +130,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
             in-memory one).
         embed_model: Embeds representations and queries. The index records the model
             (its name and the vector of a probe text) and refuses any other.
-        docstore: The raw chunks: a :class:`~procedure_rag._docstore.ChunkStore`, the path
+        docstore: The raw chunks: a :class:`~procedure_rag._store.chunk_store.ChunkStore`, the path
             of its SQLite file, any LlamaIndex ``BaseDocumentStore``, or ``None`` for an
             in-memory chunk store. The chunk store is also the ledger that finds stale
             vectors on re-indexing; with a ``BaseDocumentStore`` that ledger is in memory,

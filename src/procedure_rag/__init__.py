@@ -4,30 +4,30 @@ This package imports neither LangChain nor LlamaIndex; the adapters in
 ``langchain_procedures`` and ``llama_index_procedures`` build on it.
 """
 
-from procedure_rag._chroma_index import ChromaIndex
-from procedure_rag._chunker import ProcedureChunker, chunk, iter_chunks
-from procedure_rag._deterministic import (
-    DeterministicGenerator,
-    generate_representations,
-    iter_representations,
-)
-from procedure_rag._embeddings import OfflineEmbedder, load_offline_model
+from procedure_rag._chroma.index import ChromaIndex
+from procedure_rag._chunking.chunker import ProcedureChunker, chunk, iter_chunks
+from procedure_rag._chunking.options import DEFAULT_DROP_KINDS, ChunkerOptions
 from procedure_rag._errors import ReaderError
-from procedure_rag._lexicon import ENGLISH, JAPANESE, LEXICONS, Lexicon, detect_language
-from procedure_rag._llm import GenerationStats, LLMGenerator, ModelReply, TextModel
-from procedure_rag._metadata import STRUCTURAL_KEYS, chunk_from_metadata, chunk_metadata, read_metadata
-from procedure_rag._numbering import (
+from procedure_rag._language.lexicons import ENGLISH, JAPANESE, LEXICONS, Lexicon, detect_language
+from procedure_rag._language.numbering import (
     DEFAULT_HEADING_STYLES,
     DEFAULT_STEP_STYLES,
     HeadingStyle,
     StepStyle,
     match_step_marker,
 )
-from procedure_rag._options import DEFAULT_DROP_KINDS, ChunkerOptions
-from procedure_rag._prompts import ImagePart, Message
-from procedure_rag._readers import FORMATS, detect_format
-from procedure_rag._representation_cache import RepresentationCache
-from procedure_rag._representation_types import DEFAULT_KINDS, Representation, RepresentationKind
+from procedure_rag._metadata import STRUCTURAL_KEYS, chunk_from_metadata, chunk_metadata, read_metadata
+from procedure_rag._models.embeddings import OfflineEmbedder, load_offline_model
+from procedure_rag._readers.registry import FORMATS, detect_format
+from procedure_rag._representations.cache import RepresentationCache
+from procedure_rag._representations.llm.generator import GenerationStats, LLMGenerator, ModelReply, TextModel
+from procedure_rag._representations.llm.prompts import ImagePart, Message
+from procedure_rag._representations.offline.generator import (
+    DeterministicGenerator,
+    generate_representations,
+    iter_representations,
+)
+from procedure_rag._representations.types import DEFAULT_KINDS, Representation, RepresentationKind
 from procedure_rag._types import (
     SCHEMA_VERSION,
     BBox,

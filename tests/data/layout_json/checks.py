@@ -21,7 +21,7 @@ from types import ModuleType
 import pytest
 
 from procedure_rag import ChunkLevel, ProcedureChunker, ReaderError, chunk_metadata, read_metadata
-from procedure_rag._text import join_lines
+from procedure_rag._language.text import join_lines
 from procedure_rag._types import Chunk
 
 HERE = Path(__file__).resolve().parent

@@ -24,9 +24,9 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from procedure_rag._markdown import iter_markdown
-from procedure_rag._plaintext import iter_plain_text
-from procedure_rag._text import is_cjk, join_lines
+from procedure_rag._language.text import is_cjk, join_lines
+from procedure_rag._readers.markdown import iter_markdown
+from procedure_rag._readers.plaintext import iter_plain_text
 from procedure_rag._types import ElementKind, LayoutElement
 
 HERE = Path(__file__).resolve().parent

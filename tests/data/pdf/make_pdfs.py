@@ -24,7 +24,7 @@ from pathlib import Path
 
 from fpdf import FPDF
 
-from procedure_rag._markdown import read_markdown
+from procedure_rag._readers.markdown import read_markdown
 from procedure_rag._types import ElementKind
 
 HERE = Path(__file__).resolve().parent

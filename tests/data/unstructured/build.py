@@ -38,7 +38,7 @@ from unstructured.documents.elements import (
 from unstructured.partition.common.metadata import set_element_hierarchy
 from unstructured.staging.base import elements_to_json
 
-from procedure_rag._markdown import iter_markdown
+from procedure_rag._readers.markdown import iter_markdown
 from procedure_rag._types import ElementKind, LayoutElement
 
 HERE = Path(__file__).resolve().parent

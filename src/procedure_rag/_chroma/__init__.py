@@ -1,0 +1,1 @@
+"""The default index on Chroma: the collection layout, and the framework-free index over it."""

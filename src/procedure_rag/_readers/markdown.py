@@ -1,0 +1,751 @@
+"""Markdown reader: CommonMark + GFM events from pyromark, turned into layout elements.
+
+pyromark (a binding of the Rust ``pulldown-cmark`` parser) gives every event a
+byte range into the source. :class:`_Walker` reads the events once, keeps a
+small stack of list and item contexts, and emits one :class:`LayoutElement` per
+block with its exact character span, so that chunks can point back at their
+evidence. Sub-steps on the continuation lines of a list item's first paragraph
+(``1. Open.`` then ``   a. Cut.``), which CommonMark leaves in the item's text,
+become items nested under it (see :mod:`procedure_rag._language.substeps`).
+
+Block quotes, tables, code blocks, HTML blocks, definition lists, footnote
+definitions and front matter are kept whole: their inner events are skipped.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from bisect import bisect_left
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cache, partial
+from typing import TYPE_CHECKING, Any
+
+from procedure_rag._language.labels import leading_label
+from procedure_rag._language.numbering import DEFAULT_STEP_STYLES, StepStyle, match_step_marker
+from procedure_rag._language.substeps import SubStep, find_substeps
+from procedure_rag._language.text import join_lines
+from procedure_rag._types import ElementKind, LayoutElement, Span
+
+if TYPE_CHECKING:
+    from pyromark import Options
+    from pyromark.event import Range
+
+__all__ = ["iter_markdown", "looks_like_markdown", "read_markdown"]
+
+#: Containers kept whole, and the element kind each becomes.
+_OPAQUE = {
+    "BlockQuote": ElementKind.TEXT,
+    "Table": ElementKind.TABLE,
+    "CodeBlock": ElementKind.CODE,
+    "HtmlBlock": ElementKind.TEXT,
+    "DefinitionList": ElementKind.TEXT,
+    "FootnoteDefinition": ElementKind.FOOTNOTE,
+    "MetadataBlock": ElementKind.FRONT_MATTER,
+}
+_INLINE_CONTAINERS = frozenset(
+    {"Emphasis", "Strong", "Strikethrough", "Link", "Image", "Superscript", "Subscript"}
+)
+_BREAKS = frozenset({"SoftBreak", "HardBreak"})
+_MD_MARKER = re.compile(r"[ \t]*(?P<m>[-*+]|\d{1,9}[.)])")
+_QUOTE_PREFIX = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.MULTILINE)
+_GFM_ALERT = re.compile(r"^\s*\[!(?P<label>[A-Za-z]+)\]\s*$")
+_HTML_IMG = re.compile(r"<img\b[^>]{0,2000}>", re.IGNORECASE)
+_HTML_ALT = re.compile(r"""\balt\s*=\s*["']([^"']*)["']""", re.IGNORECASE)
+_IMAGE_PATH = re.compile(r"[\w./~%-]+\.(?:png|jpe?g|gif|svg|webp|bmp)\b", re.IGNORECASE)
+_HTML_SRC = re.compile(r"""\bsrc\s*=\s*["']([^"']*)["']""", re.IGNORECASE)
+_FM_TITLE = re.compile(r"^title:[ \t]*(.+?)[ \t]*$", re.MULTILINE)
+# Known HTML tags only: "<device name>"-style placeholders in prose are words, not markup.
+_HTML_TAG = re.compile(
+    r"</?(?:a|br|span|div|img|sup|sub|b|i|u|em|strong|p|kbd|code|font|center|small|big|ul|ol|li|"
+    r"table|thead|tbody|tr|td|th|details|summary|hr|h[1-6]|section|figure|figcaption|video|iframe)"
+    r"(?:\s[^>\n]{0,500})?/?>",
+    re.IGNORECASE,
+)
+_LINK = re.compile(
+    r"(!?)\[([^\]\n]{0,300})\]\((?:[^()\s]|\([^()\s]{0,200}\)){0,2000}(?:\s+\"[^\"\n]{0,200}\")?\)"
+)
+_MARKUP_ONLY = re.compile(r"[\s\-*_=#|:>`~+]*")
+_ATX_FIRST = re.compile(r"\s*#{1,6}[ \t]+\S")
+# Lines that only Markdown writes; "- 17 -" page numbers of PDF text are not bullets.
+_MARKDOWN_SIGNS = re.compile(
+    r"^(?:#{1,6}\s|```|~~~|>\s|\s*[-*+]\s(?!\s*\d{1,4}\s*-\s*$)|\s*\d{1,9}[.)]\s|\|.*\|\s*$|---\s*$)",
+    re.MULTILINE,
+)
+_LINE_INDENT = " \t\u3000"
+
+
+@cache
+def _parser_options() -> Options:
+    import pyromark  # noqa: PLC0415 - compiled extension, imported on first use
+
+    o = pyromark.Options
+    return (
+        o.ENABLE_TABLES
+        | o.ENABLE_GFM
+        | o.ENABLE_YAML_STYLE_METADATA_BLOCKS
+        | o.ENABLE_STRIKETHROUGH
+        | o.ENABLE_TASKLISTS
+        | o.ENABLE_FOOTNOTES
+        | o.ENABLE_DEFINITION_LIST
+        | o.ENABLE_MATH
+    )
+
+
+def looks_like_markdown(text: str, *, sample: int = 10_000) -> bool:
+    """Guess whether ``text`` is Markdown (headings, fences, lists, tables, quotes)."""
+    head = text[:sample]
+    if _ATX_FIRST.match(head):  # a document that opens with "# Title" is Markdown, however short
+        return True
+    signs = len(_MARKDOWN_SIGNS.findall(head))
+    lines = head.count("\n") + 1
+    return signs >= 2 and signs * 20 >= min(lines, 2000) // 10
+
+
+class _CharIndex:
+    """Maps UTF-8 byte offsets to character offsets with little memory.
+
+    It keeps the UTF-8 bytes and the character count at the start of every
+    block of ``_BLOCK`` bytes, so memory stays near the size of the input and a
+    lookup counts the characters of at most one block. Lookups come in nearly
+    increasing order, so the last answer is the starting point when it is near.
+    """
+
+    _BLOCK = 4096
+    #: UTF-8 continuation bytes: every other byte starts a character.
+    _CONTINUATION = bytes(range(0x80, 0xC0))
+
+    def __init__(self, text: str, base: int = 0) -> None:
+        self._base = base  # character offset of ``text`` in the whole document
+        data = text.encode("utf-8")
+        self._data = data if len(data) != len(text) else b""  # ASCII: offsets are the same
+        self._starts = [0]
+        drop = self._CONTINUATION
+        for pos in range(0, len(self._data), self._BLOCK):
+            block = data[pos : pos + self._BLOCK]
+            self._starts.append(self._starts[-1] + len(block.translate(None, drop)))
+        self._last = (0, 0)
+
+    def __call__(self, byte_offset: int) -> int:
+        data = self._data
+        if not data:
+            return self._base + byte_offset
+        near, chars = self._last
+        if near <= byte_offset < near + self._BLOCK:
+            chars += len(data[near:byte_offset].translate(None, self._CONTINUATION))
+        elif byte_offset < near and near - byte_offset < self._BLOCK:
+            chars -= len(data[byte_offset:near].translate(None, self._CONTINUATION))
+        else:
+            near = byte_offset - byte_offset % self._BLOCK
+            chars = self._starts[near // self._BLOCK]
+            chars += len(data[near:byte_offset].translate(None, self._CONTINUATION))
+        self._last = (byte_offset, chars)
+        return self._base + chars
+
+
+def _clean_block(raw: str) -> str:
+    """Join a block's wrapped lines; keep inline markup as written."""
+    return join_lines([line for ln in raw.splitlines() if (line := ln.strip())])
+
+
+def _prose(raw: str) -> str:
+    """A block's text for reading and embedding: link targets and inline HTML tags dropped.
+
+    ``[Settings](settings.md)`` reads ``Settings``; ``![alt](a.png)`` keeps ``![alt]``
+    so a picture stays visible. Emphasis (``**Settings**``) is kept: it marks UI labels.
+    """
+    text = _clean_block(raw)
+    if "](" in text:  # the regexes only when their markup can be there: most blocks have none
+        text = _LINK.sub(_link_text, text)
+    if "<" in text:
+        text = _HTML_TAG.sub("", text)
+    return text.strip()
+
+
+def _link_text(m: re.Match[str]) -> str:
+    return f"![{m.group(2)}]" if m.group(1) else m.group(2)
+
+
+def _dedent(line: str, column: int) -> str:
+    """Remove up to ``column`` leading spaces from ``line``."""
+    stripped = line.lstrip(" ")
+    return line[min(column, len(line) - len(stripped)) :]
+
+
+def _quote_text(raw: str) -> tuple[str, str]:
+    """Strip ``>`` prefixes; return ``(admonition label, text)``."""
+    lines = [ln for ln in _QUOTE_PREFIX.sub("", raw).splitlines() if ln.strip()]
+    label = ""
+    if lines:
+        alert = _GFM_ALERT.match(lines[0])
+        if alert:
+            label = alert.group("label").lower()
+            lines = lines[1:]
+        else:
+            label, rest = leading_label(lines[0])
+            if label:
+                lines = ([rest.strip()] if rest.strip() else []) + lines[1:]
+    return label, _prose("\n".join(lines))
+
+
+@dataclass
+class _Item:
+    start: int
+    marker: str
+    level: int
+    parent_id: str | None
+    list_id: str
+    ordered: bool
+    element_id: str = ""
+    flushed: bool = False
+    inline_start: int = -1
+    inline_end: int = -1
+
+
+@dataclass
+class _List:
+    list_id: str
+    ordered: bool
+    depth: int
+    next_number: int = 1
+
+
+@dataclass
+class _Paragraph:
+    name: str  # "Paragraph" or "Heading"
+    start: int
+    level: int = 0
+    parts: list[str] = field(default_factory=list)
+    image_url: str | None = None
+    image_alt: str = ""
+    image_depth: int = 0
+    has_other: bool = False
+
+    def add_text(self, text: str) -> None:
+        """Take a text event: a heading keeps its words, a paragraph notes whether it has text."""
+        if self.name == "Heading":
+            self.parts.append(text)
+        elif self.image_depth:
+            self.image_alt += text
+        elif not self.has_other and text.strip():
+            self.has_other = True
+
+
+class _Walker:
+    """Turns pyromark events into layout elements; one instance per document."""
+
+    def __init__(self, text: str, source_id: str, step_styles: tuple[StepStyle, ...]) -> None:
+        self.text = text
+        self.source_id = source_id
+        self.step_styles = step_styles
+        self.char = _CharIndex("")  # replaced for each parsed segment (see iter_markdown)
+        self.order = 0
+        self.lists: list[_List] = []
+        self.items: list[_Item] = []
+        self.last_end = 0  # everything before this offset belongs to some element
+        self.opaque: tuple[str, int, int] | None = None  # (name, nesting, start)
+        self.para: _Paragraph | None = None
+        self.out: list[LayoutElement] = []  # elements completed by the current event
+
+    # -- emitting -------------------------------------------------------------
+    def emit(
+        self,
+        kind: ElementKind,
+        text: str,
+        start: int,
+        end: int,
+        *,
+        inside: bool = True,
+        element_id: str = "",
+        level: int = 0,
+        number: str = "",
+        ordered: bool = False,
+        parent_id: str | None = None,
+        list_id: str | None = None,
+        admonition: str = "",
+        hints: tuple[tuple[str, str], ...] = (),
+    ) -> LayoutElement:
+        """Build the next element and queue it in :attr:`out`; ``inside`` puts it under the open list item."""
+        if inside and self.items:
+            parent_id = parent_id or self.items[-1].element_id
+            list_id = list_id or self.items[-1].list_id
+        el = LayoutElement(
+            element_id=element_id or f"{self.source_id}#e{self.order}",
+            kind=kind,
+            text=text,
+            order=self.order,
+            span=Span(start, max(start, end)),
+            level=level,
+            number=number,
+            ordered=ordered,
+            parent_id=parent_id,
+            list_id=list_id,
+            admonition=admonition,
+            hints=hints,
+        )
+        self.order += 1
+        self.last_end = max(self.last_end, end)
+        self.out.append(el)
+        return el
+
+    def fill_gap(self, upto: int) -> None:
+        """Emit text the parser gave no block to (rules, reference definitions)."""
+        gap = self.text[self.last_end : upto]
+        stripped = gap.strip()
+        if stripped:
+            lead = self.last_end + len(gap) - len(gap.lstrip())
+            body = "" if _MARKUP_ONLY.fullmatch(stripped) else _clean_block(stripped)
+            self.emit(ElementKind.TEXT, body, lead, lead + len(stripped), hints=(("markup", "1"),))
+        self.last_end = max(self.last_end, upto)
+
+    def flush_item(self, item: _Item, end: int) -> None:
+        """Emit the item's own element (marker plus its first text) once."""
+        if item.flushed:
+            return
+        item.flushed = True
+        item.element_id = f"{self.source_id}#e{self.order}"
+        substeps: list[tuple[int, int, SubStep]] = []
+        if item.inline_start >= 0:
+            stop, substeps = self._substeps(item.inline_start, item.inline_end)
+            text = _prose(self.text[item.inline_start : stop])
+        else:
+            text, stop = "", min(end, item.start + len(item.marker) + 1)
+        self.emit(
+            ElementKind.LIST_ITEM,
+            text,
+            item.start,
+            stop,
+            inside=False,
+            element_id=item.element_id,
+            level=item.level,
+            number=item.marker,
+            ordered=item.ordered,
+            parent_id=item.parent_id,
+            list_id=item.list_id,
+        )
+        parents = [item.element_id]  # the enclosing step of each depth
+        for start, stop, sub in substeps:
+            body = self.text[start:stop]
+            del parents[sub.depth :]
+            el = self.emit(
+                ElementKind.LIST_ITEM,
+                _prose(body[sub.marker.rest_start :]),
+                start,
+                stop,
+                inside=False,
+                level=item.level + sub.depth,
+                number=sub.marker.marker,
+                ordered=sub.marker.ordered,
+                parent_id=parents[-1],
+                list_id=item.list_id,
+            )
+            parents.append(el.element_id)
+
+    def _substeps(self, start: int, end: int) -> tuple[int, list[tuple[int, int, SubStep]]]:
+        """Where an item's own first text ends, and the sub-steps on its continuation lines.
+
+        Each sub-step comes as ``(start, end, sub-step)``: from its marker to the end of
+        its last line (the lines up to the next sub-step).
+        """
+        lines = self.text[start:end].splitlines(keepends=True)
+        if len(lines) < 2:  # a sub-step needs a line of its own
+            return end, []
+        bodies = [ln.lstrip(_LINE_INDENT) for ln in lines]
+        found = find_substeps(bodies, self.step_styles)
+        if not found:
+            return end, []
+        offsets = list(itertools.accumulate((len(ln) for ln in lines), initial=start))
+
+        def line_end(i: int) -> int:  # the end of line ``i``'s text, its line break left out
+            return offsets[i] + len(lines[i].rstrip(" \t\r\n"))
+
+        out = []
+        for sub, nxt in zip(found, [*found[1:], None], strict=True):
+            last = (nxt.line if nxt is not None else len(lines)) - 1
+            first = offsets[sub.line] + len(lines[sub.line]) - len(bodies[sub.line])
+            out.append((first, line_end(last), sub))
+        return line_end(found[0].line - 1), out
+
+    # -- events ---------------------------------------------------------------
+    def walk(self, events: Iterable[tuple[Any, Range]]) -> Iterator[LayoutElement]:  # noqa: PLR0912
+        """Handle the events in order; yield the elements they complete.
+
+        The loop runs once per event (about one per 20 bytes of Markdown), so the
+        decoding is written out here rather than in helpers: most events are text
+        inside a paragraph or inside a kept-whole block, settled in a few steps.
+        """
+        out = self.out
+        for ev, rng in events:
+            if out:
+                yield from out
+                out.clear()
+            opaque, para = self.opaque, self.para
+            if type(ev) is str:  # SoftBreak, HardBreak, Rule
+                if opaque is not None or (para is not None and ev in _BREAKS):
+                    continue
+                phase, name, payload = "leaf", ev, None
+            else:
+                ((key, body),) = ev.items()  # a pyromark event is a one-key dict
+                if key == "Start" or key == "End":  # noqa: PLR1714 - two compares beat a set lookup here
+                    phase = key
+                    if type(body) is str:
+                        name, payload = body, None
+                    else:
+                        ((name, payload),) = body.items()
+                    if opaque is not None:
+                        if name == opaque[0]:  # the block's own end, or a nested twin
+                            self._in_opaque(phase, name, rng)
+                        continue
+                elif opaque is not None:
+                    continue
+                elif key == "Text" and para is not None:
+                    para.add_text(body)
+                    continue
+                else:
+                    phase, name, payload = "leaf", key, body
+            if para is not None and not (phase == "End" and name == para.name):
+                self._in_paragraph(phase, name, payload)
+            elif phase == "leaf" or name in _INLINE_CONTAINERS:
+                self._tight_inline(rng)
+            elif phase == "Start":
+                self._start(name, payload, self.char(rng["start"]))
+            else:
+                self._end(name, self.char(rng["end"]))
+        yield from out
+        out.clear()
+
+    def _tight_inline(self, rng: Range) -> None:
+        """Inline content straight inside a tight list item extends the item's own text."""
+        if not self.items or self.items[-1].flushed:
+            return
+        item = self.items[-1]
+        start, end = self.char(rng["start"]), self.char(rng["end"])
+        if item.inline_start < 0:
+            item.inline_start = start
+        item.inline_end = max(item.inline_end, end)
+        self.last_end = max(self.last_end, end)
+
+    def _in_opaque(self, phase: str, name: str, rng: Range) -> None:
+        assert self.opaque is not None  # noqa: S101 - caller checks
+        kind, nesting, start = self.opaque
+        if name != kind:
+            return
+        if phase == "Start":
+            self.opaque = (kind, nesting + 1, start)
+        elif phase == "End" and nesting:
+            self.opaque = (kind, nesting - 1, start)
+        elif phase == "End":
+            self.opaque = None
+            self._opaque_element(kind, start, self.char(rng["end"]))
+
+    def _in_paragraph(self, phase: str, name: str, payload: object) -> None:
+        para = self.para
+        assert para is not None  # noqa: S101 - caller checks
+        if para.name == "Heading":
+            if phase == "leaf" and name in ("Text", "Code"):
+                para.parts.append(str(payload))
+        elif name == "Image" and phase == "Start" and para.image_depth == 0:
+            para.image_url = str(payload.get("dest_url", "")) if isinstance(payload, dict) else ""
+            para.image_depth = 1
+            para.has_other = para.has_other or bool(para.parts)
+        elif name == "Image" and phase == "End":
+            para.image_depth = 0
+        elif para.image_depth and phase == "leaf" and name == "Text":
+            para.image_alt += str(payload)
+        elif not para.image_depth and name not in _BREAKS:
+            # Whitespace between an image and the paragraph end does not make it a text paragraph.
+            para.has_other = para.has_other or name != "Text" or bool(str(payload).strip())
+
+    def _start(self, name: str, payload: object, start: int) -> None:
+        if self.items and not self.items[-1].flushed and name != "Paragraph":
+            self.flush_item(self.items[-1], start)
+        self.fill_gap(start)
+        if name in _OPAQUE:
+            self.opaque = (name, 0, start)
+        elif name == "List":
+            first = payload if isinstance(payload, int) and not isinstance(payload, bool) else 1
+            list_id = self.items[-1].list_id if self.items else f"{self.source_id}#l{self.order}"
+            self.lists.append(_List(list_id, payload is not None, len(self.lists), first))
+        elif name == "Item":
+            self._start_item(start)
+        elif name in ("Paragraph", "Heading"):
+            level = int(str(payload["level"])[1:]) if isinstance(payload, dict) else 0
+            self.para = _Paragraph(name, start, level)
+
+    def _start_item(self, start: int) -> None:
+        lst = self.lists[-1]
+        m = _MD_MARKER.match(self.text, start)
+        marker = m.group("m") if m else ""
+        if lst.ordered and marker:
+            # Markdown renumbers lists ("1. 1. 1." reads 1, 2, 3): keep what a reader sees.
+            marker = f"{lst.next_number}{marker[-1]}"
+            lst.next_number += 1
+        parent = self.items[-1].element_id if self.items else None
+        self.items.append(_Item(start, marker, lst.depth, parent, lst.list_id, lst.ordered))
+        if m:
+            self.last_end = max(self.last_end, m.end())
+
+    def _end(self, name: str, end: int) -> None:
+        if name == "List":
+            self.lists.pop()
+        elif name == "Item":
+            self.flush_item(self.items.pop(), end)
+        elif self.para is not None and name == self.para.name:
+            para, self.para = self.para, None
+            self._paragraph(para, end)
+        self.last_end = max(self.last_end, end)
+
+    def _paragraph(self, para: _Paragraph, end: int) -> None:
+        if para.name == "Heading":
+            title = _HTML_TAG.sub("", "".join(para.parts)).strip()
+            self.emit(ElementKind.SECTION_HEADER, title, para.start, end, inside=False, level=para.level)
+            return
+        item = self.items[-1] if self.items else None
+        if item is not None and not item.flushed:
+            item.inline_start, item.inline_end = para.start, end
+            self.flush_item(item, end)
+        elif para.image_url is not None and not para.has_other:
+            self.emit(ElementKind.PICTURE, para.image_alt, para.start, end, hints=(("url", para.image_url),))
+        else:
+            self._plain_paragraph(para.start, end)
+
+    def _plain_paragraph(self, start: int, end: int) -> None:
+        """A paragraph, split into items when its lines start with step markers (①, （1）, 手順1, ・)."""
+        lines = self.text[start:end].splitlines(keepends=True)
+        marks = [match_step_marker(ln.lstrip(_LINE_INDENT), self.step_styles) for ln in lines]
+        first_mark = next((mk for mk in marks if mk is not None), None)
+        if first_mark is None or (len(lines) == 1 and first_mark.style.startswith("bullet")):
+            admonition, _ = leading_label(self.text[start:end])
+            self.emit(ElementKind.TEXT, _prose(self.text[start:end]), start, end, admonition=admonition)
+            return
+        nested = bool(self.items)
+        own_list = self.items[-1].list_id if nested else f"{self.source_id}#l{self.order}"
+        pos = start
+        group: list[tuple[int, int, str]] = []
+        marker: tuple[str, bool] | None = None
+        for line, mark in zip(lines, marks, strict=True):
+            body = line.lstrip(_LINE_INDENT)
+            line_end = pos + len(line.rstrip("\r\n"))
+            if mark is not None:
+                self._close_group(group, marker, own_list, nested)
+                marker = (mark.marker, mark.ordered)
+                body = body[mark.rest_start :]
+            group.append((pos + len(line) - len(line.lstrip(_LINE_INDENT)), line_end, body.strip()))
+            pos += len(line)
+        self._close_group(group, marker, own_list, nested)
+
+    def _close_group(
+        self, group: list[tuple[int, int, str]], marker: tuple[str, bool] | None, list_id: str, nested: bool
+    ) -> None:
+        if not group:
+            return
+        text = _prose("\n".join(t for _, _, t in group))
+        start, end = group[0][0], group[-1][1]
+        group.clear()
+        if marker is None:
+            self.emit(ElementKind.TEXT, text, start, end)
+            return
+        self.emit(
+            ElementKind.LIST_ITEM,
+            text,
+            start,
+            end,
+            number=marker[0],
+            ordered=marker[1],
+            list_id=list_id,
+            level=len(self.lists) if nested else 0,
+        )
+
+    def _opaque_element(self, name: str, start: int, end: int) -> LayoutElement:
+        raw = self.text[start:end]
+        kind = _OPAQUE[name]
+        if name == "BlockQuote":
+            label, body = _quote_text(raw)
+            return self.emit(kind, body, start, end, admonition=label, hints=(("quote", "1"),))
+        if name == "MetadataBlock":
+            m = _FM_TITLE.search(raw)
+            title = m.group(1).strip().strip("'\"") if m else ""
+            return self.emit(
+                kind, raw.strip(), start, end, inside=False, hints=(("title", title),) if title else ()
+            )
+        if name in ("Table", "CodeBlock"):
+            # The range starts at the block's first character; later lines carry the
+            # indentation of the enclosing list item, removed up to that column.
+            column = start - (self.text.rfind("\n", 0, start) + 1)
+            first, *rest = raw.splitlines() or [""]
+            body = "\n".join([first, *(_dedent(ln, column) for ln in rest)]).strip("\n")
+            fence = first.strip()
+            lang = fence.lstrip("`~").strip() if name == "CodeBlock" and fence[:3] in ("```", "~~~") else ""
+            return self.emit(kind, body, start, end, hints=(("language", lang),) if lang else ())
+        if name == "HtmlBlock":
+            image = _HTML_IMG.fullmatch(raw.strip())
+            if image is not None:  # an <img> on its own is a picture, as ![alt](src) would be
+                alt = _HTML_ALT.search(image.group(0))
+                # The image path itself, also inside templating (Vue's :src="$withBase('/a.png')").
+                src = _IMAGE_PATH.search(image.group(0)) or _HTML_SRC.search(image.group(0))
+                return self.emit(
+                    ElementKind.PICTURE,
+                    alt.group(1) if alt else "",
+                    start,
+                    end,
+                    hints=(("url", src.group(src.lastindex or 0)),) if src else (),
+                )
+            return self.emit(kind, _clean_block(_HTML_TAG.sub(" ", raw)), start, end, hints=(("html", "1"),))
+        return self.emit(kind, _clean_block(raw), start, end)
+
+
+def iter_markdown(
+    text: str, *, source_id: str, step_styles: tuple[StepStyle, ...] = DEFAULT_STEP_STYLES
+) -> Iterator[LayoutElement]:
+    """Yield the layout elements of a Markdown document in reading order.
+
+    Args:
+        text: The Markdown source.
+        source_id: Id of the document; element ids start with it.
+        step_styles: Step numbering styles recognised in paragraphs that are not
+            Markdown lists (``①``, ``（1）``, ``手順1``, ``・``…).
+
+    Yields:
+        One element per block. Every non-whitespace character of ``text`` lies in
+        the span of some element: markup between blocks (rules, reference
+        definitions) becomes an element with empty text.
+    """
+    walker = _Walker(text, source_id, step_styles)
+    for start, end, events in _segment_events(text):
+        walker.char = _CharIndex(text[start:end] if end - start < len(text) else text, start)
+        yield from walker.walk(events)
+    walker.fill_gap(len(text))
+    yield from walker.out
+
+
+#: Documents longer than this many characters are parsed in segments of about this size.
+SEGMENT_CHARS = 1 << 19
+# A top-level ATX heading: where a segment may start (it closes every open block but a few).
+_SEGMENT_START = re.compile(r"^#{1,6}(?:[ \t]|$)", re.MULTILINE)
+# Lines that may open a block a heading line does not close: a fence or an HTML block.
+_MAY_SPAN = re.compile(r"^[ \t]{0,3}(?:```|~~~|<)", re.MULTILINE)
+_FRONT_MATTER_END = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
+#: Top-level blocks that a heading line does not close: a segment must not end in one.
+_SPANNING = frozenset({"CodeBlock", "HtmlBlock", "MetadataBlock"})
+# Every "[" that opens a bracketed label (overlapping: "[a [b]" holds "[b]" too).
+_BRACKETED = re.compile(r"(?=(\[[^\]]{1,999}\]))")
+# A link reference or footnote definition (its label may wrap), inside quotes and lists too.
+_DEFINITION = re.compile(r"^[ \t>*+\-0-9.)]*\[([^\]]{1,999})\]:", re.MULTILINE)
+
+
+def _segment_events(text: str) -> Iterator[tuple[int, int, Iterable[tuple[Any, Range]]]]:
+    """The parser's events of ``text``, as ``(start, end, events)`` per segment.
+
+    pyromark builds every event of its input at once (about four times the input in
+    memory), so a long document is parsed in segments that start at top-level ATX
+    headings: a heading line closes every open block (lists, quotes, tables,
+    paragraphs), so each segment parses as it does within the whole document. Not
+    where that could differ: no cut falls between a reference or footnote definition
+    and a use of its label, and a segment whose last top-level block is code, HTML or
+    front matter (which a heading line does not close) runs on to the next start.
+    ``start`` and ``end`` are character offsets; event ranges are UTF-8 bytes of
+    their own segment.
+    """
+    import pyromark  # noqa: PLC0415 - compiled extension, imported on first use
+
+    options = _parser_options()
+    if len(text) <= SEGMENT_CHARS:
+        yield 0, len(text), pyromark.events_with_range(text, options=options)
+        return
+    blocked = _definition_ranges(text)
+    if text.startswith("---"):  # front matter: a "# comment" line in it is no heading
+        closing = _FRONT_MATTER_END.search(text, 3)
+        blocked.append((0, closing.end() if closing else len(text)))
+    start = 0
+    for m in itertools.chain(_SEGMENT_START.finditer(text, SEGMENT_CHARS), [None]):
+        end = len(text) if m is None else m.start()
+        if m is not None and (end - start < SEGMENT_CHARS or any(a < end <= b for a, b in blocked)):
+            continue
+        segment = text[start:end]
+        if m is not None and (_MAY_SPAN.search(segment) or segment.startswith("---")):
+            # A first parse only to see the last block: the events come one at a time,
+            # and keeping them all to yield them after would undo what segments save.
+            last = deque(pyromark.events_with_range(segment, options=options), maxlen=1)
+            if last and _block_name(last[0][0]) in _SPANNING:
+                continue  # the block may run past the heading: cut at a later one
+        yield start, end, pyromark.events_with_range(segment, options=options)
+        start = end
+
+
+def _definition_ranges(text: str) -> list[tuple[int, int]]:
+    """Ranges no cut may fall in: each use of a defined label to its nearest definition.
+
+    A definition applies anywhere in the document (the first one of a label wins), so
+    a segment needs one of its own for each label it uses; that holds when all the
+    definitions of the label read the same. When they do not, the cut may fall
+    nowhere between the first and the last of the label's definitions and uses.
+    """
+    defs: dict[str, list[tuple[int, str]]] = {}
+    for m in _DEFINITION.finditer(text):
+        body_end = text.find("\n", text.find("\n", m.end()) + 1)  # its line and the next (a title)
+        body = text[m.end() : body_end if body_end >= 0 else len(text)]
+        defs.setdefault(m.group(1).casefold(), []).append((m.start(), body))
+    if not defs:
+        return []
+    uses = _label_uses(text, [f"[{label}]" for label in defs])
+    if uses is None:
+        return [(0, len(text))]
+    out = []
+    for label, found in defs.items():
+        needle = f"[{label}]"
+        starts = [start for start, _ in found]
+        if len({body for _, body in found}) > 1:
+            every = starts + uses[needle]
+            out.append((min(every), max(every) + len(needle)))
+            continue
+        for use in uses[needle]:
+            i = bisect_left(starts, use)  # the definitions around the use; the nearer one counts
+            nearest = min(starts[max(0, i - 1) : i + 1], key=partial(_distance, use))
+            out.append((min(use, nearest), max(use, nearest) + len(needle)))
+    return out
+
+
+def _distance(a: int, b: int) -> int:
+    return abs(a - b)
+
+
+def _label_uses(text: str, needles: list[str], window: int = 1 << 20) -> dict[str, list[int]] | None:
+    """Offsets of each (casefolded) needle in ``text`` casefolded, a window at a time.
+
+    One pass over the text whatever the number of needles: every ``[`` that opens a
+    bracketed label is looked up among them. ``None`` when folding changes the length
+    of some window (offsets would move).
+    """
+    found: dict[str, list[int]] = {needle: [] for needle in needles}
+    overlap = max(map(len, needles))
+    for base in range(0, len(text), window):
+        raw = text[base : base + window + overlap]
+        folded = raw.casefold()
+        if len(folded) != len(raw):
+            return None
+        for m in _BRACKETED.finditer(folded):
+            if m.start() >= window:
+                break  # the next window finds it
+            positions = found.get(m.group(1))
+            if positions is not None:
+                positions.append(base + m.start())
+    return found
+
+
+def _block_name(event: Any) -> str:  # noqa: ANN401 - a pyromark event
+    """The block an ``End`` event closes, or ``""`` for any other event."""
+    if type(event) is str:
+        return ""
+    ((key, body),) = event.items()
+    if key != "End":
+        return ""
+    return body if type(body) is str else next(iter(body))
+
+
+def read_markdown(
+    text: str, *, source_id: str, step_styles: tuple[StepStyle, ...] = DEFAULT_STEP_STYLES
+) -> list[LayoutElement]:
+    """Return :func:`iter_markdown` as a list."""
+    return list(iter_markdown(text, source_id=source_id, step_styles=step_styles))

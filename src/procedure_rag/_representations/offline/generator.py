@@ -1,0 +1,150 @@
+"""Offline representations: every kind, from the chunk alone, with no model.
+
+:class:`DeterministicGenerator` turns one chunk into its representations;
+:func:`iter_representations` and :func:`generate_representations` do it for many.
+The same chunk always gives the same representations, with the same ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from types import MappingProxyType
+
+from procedure_rag._representations.offline.code import code_docstring, has_code
+from procedure_rag._representations.offline.images import has_images, image_caption
+from procedure_rag._representations.offline.keywords import keyword_words, keywords
+from procedure_rag._representations.offline.questions import questions
+from procedure_rag._representations.offline.summary import body_text, summary
+from procedure_rag._representations.offline.tables import parse_pipe_table, table_summary
+from procedure_rag._representations.types import Representation, RepresentationKind, kinds_for
+from procedure_rag._types import Chunk, ChunkType
+
+__all__ = ["DeterministicGenerator", "generate_representations", "iter_representations"]
+
+_K = RepresentationKind
+Metadata = dict[str, str | int | float | bool]
+
+
+def _texts(kind: RepresentationKind) -> Callable[[Chunk], list[tuple[str, Metadata]]]:
+    """The generator of ``kind`` as chunk -> [(text, metadata)], empty texts dropped."""
+
+    def one(make: Callable[[Chunk], str]) -> Callable[[Chunk], list[tuple[str, Metadata]]]:
+        return lambda chunk: [(t, {}) for t in [make(chunk)] if t.strip()]
+
+    def table(chunk: Chunk) -> list[tuple[str, Metadata]]:
+        text, meta = table_summary(chunk)
+        return [(text, meta)] if text else []
+
+    table_of: dict[RepresentationKind, Callable[[Chunk], list[tuple[str, Metadata]]]] = {
+        _K.RAW: one(lambda c: c.text),
+        _K.QUESTION: lambda chunk: [(q, {}) for q in questions(chunk)],
+        _K.SUMMARY: one(summary),
+        _K.KEYWORDS: one(lambda c: keyword_words(c.language).joiner.join(keywords(c))),
+        _K.TABLE_SUMMARY: table,
+        _K.CODE_DOCSTRING: one(code_docstring),
+        _K.IMAGE_CAPTION: one(image_caption),
+    }
+    return table_of[kind]
+
+
+_GENERATORS: Mapping[RepresentationKind, Callable[[Chunk], list[tuple[str, Metadata]]]] = MappingProxyType(
+    {kind: _texts(kind) for kind in RepresentationKind}
+)
+
+# Kinds a chunk gets for what it holds, beside those of its type: a procedure with a
+# screenshot gets a caption, one with a command gets a docstring.
+_CONTENT_KINDS: tuple[tuple[RepresentationKind, Callable[[Chunk], bool]], ...] = (
+    (_K.TABLE_SUMMARY, lambda c: parse_pipe_table(body_text(c)) is not None),
+    (_K.CODE_DOCSTRING, has_code),
+    (_K.IMAGE_CAPTION, has_images),
+)
+
+
+def default_kinds(
+    chunk: Chunk, kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None
+) -> tuple[RepresentationKind, ...]:
+    """The kinds ``chunk`` gets: its type's kinds, plus those its content calls for.
+
+    Content kinds (a table summary, a code docstring, an image caption for a chunk
+    holding a table, code or pictures) are added only when ``kinds`` does not set the
+    chunk's type explicitly.
+    """
+    base = kinds_for(chunk.chunk_type, kinds)
+    if kinds is not None and chunk.chunk_type in kinds:
+        return base
+    extra = tuple(kind for kind, holds in _CONTENT_KINDS if kind not in base and holds(chunk))
+    return base + extra
+
+
+class DeterministicGenerator:
+    """Makes every representation kind from the chunk alone, offline.
+
+    Args:
+        kinds: Kinds per chunk type, overriding :data:`DEFAULT_KINDS` for the types
+            it names.
+    """
+
+    identity = "deterministic"
+
+    def __init__(self, *, kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None) -> None:
+        self._kinds = dict(kinds) if kinds is not None else None
+
+    def kinds(self, chunk: Chunk) -> tuple[RepresentationKind, ...]:
+        """The kinds :meth:`generate` makes for ``chunk`` when none are asked for."""
+        return default_kinds(chunk, self._kinds)
+
+    def generate(
+        self, chunk: Chunk, kinds: Iterable[RepresentationKind] | None = None
+    ) -> list[Representation]:
+        """Return the representations of ``chunk``.
+
+        Args:
+            chunk: Any chunk, child or parent.
+            kinds: The kinds to make, in order; ``None`` for the chunk's defaults
+                (:meth:`kinds`). A kind that does not apply (a table summary of a chunk
+                without a table) gives nothing.
+
+        Returns:
+            The representations, kind by kind; ``index`` counts within one kind.
+
+        Raises:
+            ImportError: For Japanese chunks when SudachiPy is not installed.
+        """
+        wanted = (
+            self.kinds(chunk) if kinds is None else tuple(dict.fromkeys(RepresentationKind(k) for k in kinds))
+        )
+        out: list[Representation] = []
+        for kind in wanted:
+            for index, (text, meta) in enumerate(_GENERATORS[kind](chunk)):
+                out.append(
+                    Representation(
+                        chunk_id=chunk.chunk_id,
+                        kind=kind,
+                        text=text,
+                        index=index,
+                        generator=self.identity,
+                        metadata=meta,
+                    )
+                )
+        return out
+
+
+def iter_representations(
+    chunks: Iterable[Chunk], *, kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None
+) -> Iterator[Representation]:
+    """Yield the deterministic representations of each chunk, chunk by chunk.
+
+    Args:
+        chunks: Chunks, children and parents alike.
+        kinds: Kinds per chunk type, overriding :data:`DEFAULT_KINDS` for the types it names.
+    """
+    generator = DeterministicGenerator(kinds=kinds)
+    for chunk in chunks:
+        yield from generator.generate(chunk)
+
+
+def generate_representations(
+    chunks: Iterable[Chunk], *, kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None
+) -> list[Representation]:
+    """Return :func:`iter_representations` as a list."""
+    return list(iter_representations(chunks, kinds=kinds))

@@ -1,0 +1,1 @@
+"""Retrieval: search representations, fuse hits per chunk, route questions by what they ask."""

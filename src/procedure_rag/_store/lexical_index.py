@@ -1,0 +1,246 @@
+"""Lexical search: BM25 over the raw chunks' words, in the docstore's SQLite file (FTS5).
+
+Dense embeddings of a small offline model miss exact terms that decide a question
+in a manual: build numbers (19041.1361), product and feature names (WCD, ARC, Remote
+Assist), UI labels. A lexical index finds them. :mod:`procedure_rag._retrieval.retrieve`
+adds its normalised BM25 score to the dense fused score (see
+:attr:`RetrievalOptions.lexical_weight <procedure_rag._retrieval.retrieve.RetrievalOptions>`)
+and lets lexically found chunks join the exact re-scoring, so a chunk the vector
+search ranked too low still gets its dense score.
+
+Words are made here, not by SQLite: the text is NFKC-normalised (full-width letters
+and digits become ASCII); Latin words, numbers and codes are lower-cased, English
+stopwords dropped and plain words cut to their Snowball stems; Japanese content
+words come from SudachiPy in split mode C, in their normalised form (the same
+analyser as the keyword representation). The index stores the words as
+space-separated text, and a query is its own words, each quoted, joined by ``OR``:
+nothing from the question is ever read as FTS5 query syntax.
+
+Tables (created beside ``chunks`` in the docstore, kept in step by triggers): the
+FTS5 table ``lexical`` (one row per child chunk), ``lexical_ids`` (its rowid to the
+chunk id, stable across VACUUM) and ``lexical_pending`` (chunks written or changed
+whose words are not indexed yet; the writer indexes them in the same transaction
+with :func:`index_pending`). Parent chunks are not indexed: they are never results.
+``lexical_generation`` counts every row added to or removed from ``lexical_ids``, so
+an in-memory copy of the index knows when it is out of date: the chunk store answers
+from one (:mod:`procedure_rag._store.lexical_memory`, the same hits as :func:`search_lexical`,
+10x faster on a large index); :func:`search_lexical` is FTS5's own BM25 query.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sqlite3
+import threading
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import snowballstemmer
+
+from procedure_rag._representations.offline.keywords import _EN_STOPWORDS, japanese_tokenizer
+
+__all__ = [
+    "LEXICAL_TABLES",
+    "MAX_QUERY_TERMS",
+    "LexicalHit",
+    "create_lexical_tables",
+    "generation",
+    "index_pending",
+    "lexical_terms",
+    "match_expression",
+    "search_lexical",
+]
+
+_LOG = logging.getLogger(__name__)
+
+#: Most distinct words of a question that are searched (the rest are ignored).
+MAX_QUERY_TERMS = 64
+
+LEXICAL_TABLES = (
+    # Letters, digits and "._+-" inside a word are word characters, so the codes made
+    # below (19041.1361, usb-c) stay single tokens; everything else separates.
+    "CREATE VIRTUAL TABLE IF NOT EXISTS lexical USING fts5("
+    "terms, tokenize = \"unicode61 remove_diacritics 0 tokenchars '._+-'\")",
+    "CREATE TABLE IF NOT EXISTS lexical_ids (row INTEGER PRIMARY KEY, chunk_id TEXT NOT NULL UNIQUE)",
+    "CREATE TABLE IF NOT EXISTS lexical_pending (chunk_id TEXT PRIMARY KEY)",
+    """
+    CREATE TRIGGER IF NOT EXISTS lexical_on_insert AFTER INSERT ON chunks BEGIN
+        INSERT OR IGNORE INTO lexical_pending VALUES (new.chunk_id);
+    END
+    """,
+    """
+    CREATE TRIGGER IF NOT EXISTS lexical_on_update AFTER UPDATE OF text, metadata ON chunks BEGIN
+        DELETE FROM lexical WHERE rowid = (SELECT row FROM lexical_ids WHERE chunk_id = old.chunk_id);
+        DELETE FROM lexical_ids WHERE chunk_id = old.chunk_id;
+        INSERT OR IGNORE INTO lexical_pending VALUES (new.chunk_id);
+    END
+    """,
+    """
+    CREATE TRIGGER IF NOT EXISTS lexical_on_delete AFTER DELETE ON chunks BEGIN
+        DELETE FROM lexical WHERE rowid = (SELECT row FROM lexical_ids WHERE chunk_id = old.chunk_id);
+        DELETE FROM lexical_ids WHERE chunk_id = old.chunk_id;
+        DELETE FROM lexical_pending WHERE chunk_id = old.chunk_id;
+    END
+    """,
+    # Raised with every row added to or removed from the index (each one adds or
+    # removes its id in lexical_ids), in the writer's transaction: an in-memory copy of
+    # the index (procedure_rag._store.lexical_memory) knows when it is out of date.
+    "CREATE TABLE IF NOT EXISTS lexical_generation"
+    " (id INTEGER PRIMARY KEY CHECK (id = 0), n INTEGER NOT NULL)",
+    "INSERT OR IGNORE INTO lexical_generation VALUES (0, 0)",
+    """
+    CREATE TRIGGER IF NOT EXISTS lexical_generation_on_insert AFTER INSERT ON lexical_ids BEGIN
+        UPDATE lexical_generation SET n = n + 1;
+    END
+    """,
+    """
+    CREATE TRIGGER IF NOT EXISTS lexical_generation_on_delete AFTER DELETE ON lexical_ids BEGIN
+        UPDATE lexical_generation SET n = n + 1;
+    END
+    """,
+)
+
+_LATIN = re.compile(r"[a-z0-9]+(?:[._+-][a-z0-9]+)*")
+_HAS_JA = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
+_JA_POS = frozenset({"名詞", "動詞", "形容詞"})
+_JA_SKIP_POS2 = frozenset({"数詞", "代名詞", "非自立可能"})
+_STEMMER = threading.local()
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalHit:
+    """One chunk found by its words.
+
+    Attributes:
+        chunk_id: The raw chunk.
+        score: Its BM25 score (higher is better; not normalised).
+        terms: The question's words the chunk holds, in question order.
+    """
+
+    chunk_id: str
+    score: float
+    terms: tuple[str, ...]
+
+
+def _stem(word: str) -> str:
+    """The English Snowball stem of a plain word; codes and numbers stay as they are."""
+    if not word.isalpha():
+        return word
+    stemmer = getattr(_STEMMER, "english", None)
+    if stemmer is None:  # one per thread: a Snowball stemmer keeps state while it works
+        stemmer = _STEMMER.english = snowballstemmer.stemmer("english")
+    return str(stemmer.stemWord(word))
+
+
+def lexical_terms(text: str) -> list[str]:
+    """The words of ``text`` the lexical index holds, in order, repeats kept."""
+    text = unicodedata.normalize("NFKC", text)
+    out = [
+        _stem(word)
+        for word in _LATIN.findall(text.lower())
+        if word not in _EN_STOPWORDS and (len(word) > 1 or word.isdigit())
+    ]
+    if _HAS_JA.search(text):
+        for morpheme in japanese_tokenizer().tokenize(text):
+            if not _HAS_JA.search(morpheme.surface()):
+                continue  # Latin words and numbers were taken above
+            pos = morpheme.part_of_speech()
+            if pos[0] in _JA_POS and pos[1] not in _JA_SKIP_POS2:
+                out.append(morpheme.normalized_form())
+    return out
+
+
+def match_expression(terms: Sequence[str]) -> str:
+    """An FTS5 query matching any of ``terms``: each one a quoted string, so never syntax."""
+    quoted = ['"' + term.replace('"', '""') + '"' for term in dict.fromkeys(terms)]
+    return " OR ".join(quoted[:MAX_QUERY_TERMS])
+
+
+def create_lexical_tables(conn: sqlite3.Connection) -> bool:
+    """Create the lexical tables and triggers; index every chunk when they are new.
+
+    Returns:
+        ``False`` when this SQLite has no FTS5 (nothing is created; lexical search is
+        then off and a warning says so), ``True`` otherwise.
+    """
+    fresh = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'lexical'").fetchone() is None
+    try:
+        for statement in LEXICAL_TABLES:
+            conn.execute(statement)
+    except sqlite3.OperationalError as exc:
+        if "fts5" not in str(exc).lower():
+            raise
+        _LOG.warning("this SQLite has no FTS5 (%s): lexical search is off", exc)
+        return False
+    if fresh:
+        # A store written before the lexical index existed: index what it holds.
+        conn.execute("INSERT OR IGNORE INTO lexical_pending SELECT chunk_id FROM chunks")
+        index_pending(conn)
+    return True
+
+
+def index_pending(conn: sqlite3.Connection) -> int:
+    """Index the words of every pending chunk, inside the caller's transaction.
+
+    Returns:
+        How many chunks were indexed (parents are skipped, not counted).
+    """
+    rows = conn.execute(
+        "SELECT p.chunk_id, c.text, c.metadata FROM lexical_pending p JOIN chunks c USING (chunk_id)"
+    ).fetchall()
+    indexed = 0
+    for chunk_id, text, metadata in rows:
+        if _is_parent(metadata):
+            continue
+        conn.execute(
+            "DELETE FROM lexical WHERE rowid = (SELECT row FROM lexical_ids WHERE chunk_id = ?)", (chunk_id,)
+        )
+        conn.execute("DELETE FROM lexical_ids WHERE chunk_id = ?", (chunk_id,))
+        row = conn.execute("INSERT INTO lexical_ids (chunk_id) VALUES (?)", (chunk_id,)).lastrowid
+        conn.execute("INSERT INTO lexical (rowid, terms) VALUES (?, ?)", (row, " ".join(lexical_terms(text))))
+        indexed += 1
+    conn.execute("DELETE FROM lexical_pending")
+    return indexed
+
+
+def search_lexical(conn: sqlite3.Connection, query: str, n: int) -> list[LexicalHit]:
+    """The best ``n`` chunks for ``query`` by BM25 (FTS5's ``bm25()``: k1 1.2, b 0.75)."""
+    terms = lexical_terms(query)
+    if not terms or n < 1:
+        return []
+    rows = conn.execute(
+        "SELECT i.chunk_id, -bm25(lexical), lexical.terms FROM lexical"
+        " JOIN lexical_ids i ON i.row = lexical.rowid"
+        " WHERE lexical MATCH ? ORDER BY bm25(lexical) LIMIT ?",
+        (match_expression(terms), n),
+    ).fetchall()
+    asked = list(dict.fromkeys(terms))
+    hits = []
+    for chunk_id, score, held in rows:
+        words = set(held.split())
+        hits.append(LexicalHit(chunk_id, float(score), tuple(t for t in asked if t in words)))
+    return hits
+
+
+def generation(conn: sqlite3.Connection) -> int:
+    """How many times a row was added to or removed from the lexical index, ever."""
+    row = conn.execute("SELECT n FROM lexical_generation").fetchone()
+    return int(row[0]) if row else 0
+
+
+def _forget(conn: sqlite3.Connection, chunk_id: str) -> None:
+    conn.execute(
+        "DELETE FROM lexical WHERE rowid = (SELECT row FROM lexical_ids WHERE chunk_id = ?)", (chunk_id,)
+    )
+    conn.execute("DELETE FROM lexical_ids WHERE chunk_id = ?", (chunk_id,))
+
+
+def _is_parent(metadata: str) -> bool:
+    try:
+        decoded = json.loads(metadata)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(decoded, dict) and decoded.get("chunk_level") == "parent"

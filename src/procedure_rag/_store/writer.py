@@ -1,0 +1,386 @@
+"""Writing a multi-vector index: raw chunks in the docstore, representations in a vector store.
+
+The lifecycle lives here, once, for both adapters. :func:`write_chunks` files chunks by
+source; for each source it
+
+1. deletes what an earlier run left behind (stale vectors, and pending vectors of a
+   write that died part way), except vectors this call writes again,
+2. records the vectors it is about to write (pending), writes the new ones to the
+   vector store, each replacing (metadata included) what its id held (vectors already
+   live for an unchanged chunk are not embedded again),
+3. commits the source's chunks and live vectors to the docstore in one transaction,
+4. deletes the source's vectors that are no longer wanted.
+
+So re-adding a document replaces its chunks and vectors, nothing stale stays, nothing
+is duplicated (ids are stable), and a run killed at any point is completed by the next.
+The vector store is reached through :class:`VectorBackend`, which each adapter
+implements over its framework's stores.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from dataclasses import dataclass
+from typing import Protocol
+
+from procedure_rag._metadata import JSON_KEYS, chunk_from_metadata, is_filter_key
+from procedure_rag._representations.offline.generator import generate_representations
+from procedure_rag._representations.types import Representation
+from procedure_rag._store.chunk_store import ChunkStore, Scalar, StoredChunk
+from procedure_rag._types import Chunk, ChunkLevel
+
+__all__ = [
+    "FILTER_EXCLUDED_KEYS",
+    "IndexReport",
+    "RepresentationSource",
+    "VectorBackend",
+    "VectorRecord",
+    "delete_chunks",
+    "delete_sources",
+    "filter_metadata",
+    "make_representations",
+    "stored_chunk",
+    "vector_records",
+    "write_chunks",
+]
+
+#: Chunk metadata keys not copied onto vectors: structure the docstore keeps (JSON
+#: lists, long texts); every other scalar key (``source``, ``language``, ``section``,
+#: ``has_condition``…, and the document's own keys) is there for store filters.
+FILTER_EXCLUDED_KEYS = frozenset({*JSON_KEYS, "schema_version", "chunk_id", "condition", "lead_in"})
+
+#: Longer string values are not copied onto vectors (filters compare short values).
+_MAX_FILTER_VALUE = 512
+
+#: Either representations made already, or a callable that makes them for chunks.
+RepresentationSource = Sequence[Representation] | Callable[[Sequence[Chunk]], Sequence[Representation]]
+
+
+@dataclass(frozen=True, slots=True)
+class VectorRecord:
+    """One representation as a vector store keeps it.
+
+    Attributes:
+        vector_id: The representation's stable id (the store's id).
+        text: The text to embed and store.
+        metadata: Flat metadata: the chunk's filter keys, then ``doc_id`` (or the
+            caller's id key), ``representation`` (the kind) and the representation's own.
+    """
+
+    vector_id: str
+    text: str
+    metadata: Mapping[str, Scalar]
+
+    @property
+    def kind(self) -> str:
+        """The representation kind."""
+        return str(self.metadata.get("representation", "raw"))
+
+
+class VectorBackend(Protocol):
+    """What the writer needs from a vector store; each adapter implements it."""
+
+    def add(self, records: Sequence[VectorRecord]) -> Sequence[Sequence[float]] | None:
+        """Embed and store ``records``, each replacing the record with its id (metadata included).
+
+        The writer relies on it: what a killed run left under an id this run writes
+        again is not deleted first (see :func:`write_chunks`).
+
+        Returns:
+            The embeddings, in the order of ``records``, when the backend made them
+            itself (the ledger keeps them for exact re-scoring); ``None`` when the store
+            embedded them out of sight.
+        """
+
+    def delete(self, ids: Sequence[str]) -> None:
+        """Delete the vectors with ``ids`` (ids not stored are ignored)."""
+
+
+@dataclass(frozen=True, slots=True)
+class IndexReport:
+    """What one :func:`write_chunks` (or delete) call did.
+
+    Attributes:
+        sources: The sources written, in first-seen order.
+        chunks_added: Chunks stored for the first time.
+        chunks_updated: Chunks whose text or metadata changed.
+        chunks_kept: Chunks stored before and unchanged.
+        chunks_removed: Chunks of those sources that are gone.
+        vectors_added: Vectors written (embedded) by this call.
+        vectors_kept: Vectors already live for unchanged chunks, not embedded again.
+        vectors_removed: Vectors deleted from the vector store (stale ones, and ones a
+            crashed run left behind).
+    """
+
+    sources: tuple[str, ...] = ()
+    chunks_added: int = 0
+    chunks_updated: int = 0
+    chunks_kept: int = 0
+    chunks_removed: int = 0
+    vectors_added: int = 0
+    vectors_kept: int = 0
+    vectors_removed: int = 0
+
+    def __add__(self, other: IndexReport) -> IndexReport:
+        return IndexReport(
+            sources=self.sources + tuple(s for s in other.sources if s not in self.sources),
+            chunks_added=self.chunks_added + other.chunks_added,
+            chunks_updated=self.chunks_updated + other.chunks_updated,
+            chunks_kept=self.chunks_kept + other.chunks_kept,
+            chunks_removed=self.chunks_removed + other.chunks_removed,
+            vectors_added=self.vectors_added + other.vectors_added,
+            vectors_kept=self.vectors_kept + other.vectors_kept,
+            vectors_removed=self.vectors_removed + other.vectors_removed,
+        )
+
+
+def stored_chunk(text: str, metadata: Mapping[str, object], *, position: int = 0) -> StoredChunk:
+    """A framework document (text and metadata) as the docstore keeps it.
+
+    Args:
+        text: The chunk text.
+        metadata: Its metadata, as ``chunk_metadata`` wrote it (through a splitter or
+            node parser of this package).
+        position: The document's position in the caller's list, for messages.
+
+    Raises:
+        ValueError: When the metadata has no ``chunk_id`` (the document was not split by
+            this package) or a value is not a scalar; the message names the position.
+    """
+    chunk_id = metadata.get("chunk_id")
+    if not isinstance(chunk_id, str) or not chunk_id:
+        msg = (
+            f"document {position} has no 'chunk_id' in its metadata: split documents with "
+            "ProcedureTextSplitter (LangChain) or ProcedureNodeParser (LlamaIndex) before indexing them"
+        )
+        raise ValueError(msg)
+    try:
+        return StoredChunk(chunk_id, text, dict(metadata))  # type: ignore[arg-type] # checked by StoredChunk
+    except ValueError as exc:
+        msg = f"document {position}: {exc}"
+        raise ValueError(msg) from exc
+
+
+def filter_metadata(chunk: StoredChunk) -> dict[str, Scalar]:
+    """The chunk metadata every vector of the chunk carries, for store filters.
+
+    Keys a store would read as an operator or refuses (``$or``, ``#document``,
+    ``chroma:…``; see :func:`~procedure_rag._metadata.is_filter_key`) stay in the
+    docstore only: a document's metadata is data, and never part of a filter.
+    """
+    return {
+        key: value
+        for key, value in chunk.metadata.items()
+        if key not in FILTER_EXCLUDED_KEYS
+        and is_filter_key(key)
+        and not (isinstance(value, str) and len(value) > _MAX_FILTER_VALUE)
+    }
+
+
+def vector_records(
+    representations: Iterable[Representation],
+    chunks_by_id: Mapping[str, StoredChunk],
+    *,
+    id_key: str = "doc_id",
+) -> list[VectorRecord]:
+    """One record per representation, with its chunk's filter metadata.
+
+    Raises:
+        ValueError: When a representation points at a chunk not in ``chunks_by_id``.
+    """
+    records: list[VectorRecord] = []
+    seen: set[str] = set()
+    for rep in representations:
+        chunk = chunks_by_id.get(rep.chunk_id)
+        if chunk is None:
+            msg = (
+                f"a {rep.kind.value} representation points at chunk {rep.chunk_id!r}, "
+                "which is not being indexed"
+            )
+            raise ValueError(msg)
+        if rep.representation_id in seen:
+            continue
+        seen.add(rep.representation_id)
+        metadata: dict[str, Scalar] = {
+            **filter_metadata(chunk),
+            **rep.store_metadata(),  # type: ignore[dict-item] # store_metadata holds scalars only
+        }
+        metadata[id_key] = rep.chunk_id
+        records.append(VectorRecord(rep.representation_id, rep.text, metadata))
+    return records
+
+
+def write_chunks(
+    chunks: Sequence[StoredChunk],
+    *,
+    store: ChunkStore,
+    backend: VectorBackend,
+    representations: RepresentationSource | None = None,
+    id_key: str = "doc_id",
+) -> IndexReport:
+    """Index ``chunks``: each source present becomes exactly these chunks and their vectors.
+
+    Parent chunks go to the docstore only (parent expansion reads them); child chunks get
+    representations. A source's chunks must all come in one call: the chunks of a
+    source already indexed that are not in ``chunks`` are removed.
+
+    Args:
+        chunks: The chunks, any number of sources, document order within each.
+        store: The docstore and vector ledger.
+        backend: The vector store.
+        representations: Representations made already (for these chunks), or a callable
+            making them from core chunks; ``None`` for the deterministic generators.
+        id_key: The vector metadata key naming the raw chunk.
+
+    Returns:
+        What was added, kept and removed.
+
+    Raises:
+        ValueError: When a chunk occurs twice or a given representation points at a
+            chunk not among ``chunks``. Nothing is written then.
+    """
+    by_id: dict[str, StoredChunk] = {}
+    by_source: dict[str, list[StoredChunk]] = {}
+    for chunk in chunks:
+        if chunk.chunk_id in by_id:
+            msg = f"chunk {chunk.chunk_id!r} occurs twice"
+            raise ValueError(msg)
+        by_id[chunk.chunk_id] = chunk
+        by_source.setdefault(chunk.source_id, []).append(chunk)
+    reps = make_representations(chunks, representations)
+    records = vector_records(reps, by_id, id_key=id_key)
+    records_by_source: dict[str, list[VectorRecord]] = {}
+    for record in records:
+        records_by_source.setdefault(by_id[str(record.metadata[id_key])].source_id, []).append(record)
+
+    # Leftovers this call writes again are replaced by the write, not deleted first.
+    report = IndexReport(vectors_removed=_clean(store, backend, keep={r.vector_id for r in records}))
+    for source_id, source_chunks in by_source.items():
+        report += _write_source(
+            source_id,
+            chunks=source_chunks,
+            records=records_by_source.get(source_id, []),
+            store=store,
+            backend=backend,
+            id_key=id_key,
+        )
+    return report
+
+
+def delete_sources(source_ids: Iterable[str], *, store: ChunkStore, backend: VectorBackend) -> IndexReport:
+    """Remove every chunk and vector of ``source_ids`` (unknown ones are ignored)."""
+    report = IndexReport(vectors_removed=_clean(store, backend))
+    for source_id in dict.fromkeys(source_ids):
+        commit = store.commit_source(source_id, [], {})
+        _delete_vectors(store, backend, commit.stale_vectors)
+        report += IndexReport(
+            sources=(source_id,),
+            chunks_removed=len(commit.chunks.removed),
+            vectors_removed=len(commit.stale_vectors),
+        )
+    return report
+
+
+def check_delete_selector(source_ids: Sequence[str] | None, ids: Sequence[str] | None) -> None:
+    """Raise ValueError unless exactly one of ``source_ids`` and ``ids`` is given (a delete's selector)."""
+    if (source_ids is None) == (ids is None):
+        msg = "give either source_ids or ids to delete"
+        raise ValueError(msg)
+
+
+def delete_chunks(chunk_ids: Iterable[str], *, store: ChunkStore, backend: VectorBackend) -> IndexReport:
+    """Remove chunks by id, with their vectors (unknown ids are ignored)."""
+    wanted = list(dict.fromkeys(chunk_ids))
+    present = sum(1 for found in store.get(wanted) if found is not None)
+    cleaned = _clean(store, backend)
+    stale = store.remove_chunks(wanted)
+    _delete_vectors(store, backend, stale)
+    return IndexReport(chunks_removed=present, vectors_removed=cleaned + len(stale))
+
+
+def make_representations(
+    chunks: Sequence[StoredChunk], representations: RepresentationSource | None
+) -> Sequence[Representation]:
+    """The representations :func:`write_chunks` indexes for ``chunks``.
+
+    ``representations`` given as a sequence are used as they are; as a callable (or
+    ``None``: the deterministic generators), it is called with the child chunks rebuilt
+    from their metadata (parents get no vectors).
+    """
+    if representations is not None and not callable(representations):
+        return representations
+    children = [
+        chunk_from_metadata(chunk.text, chunk.metadata)
+        for chunk in chunks
+        if chunk.metadata.get("chunk_level", ChunkLevel.CHILD.value) != ChunkLevel.PARENT.value
+    ]
+    make = generate_representations if representations is None else representations
+    return make(children)
+
+
+def _write_source(
+    source_id: str,
+    *,
+    chunks: Sequence[StoredChunk],
+    records: Sequence[VectorRecord],
+    store: ChunkStore,
+    backend: VectorBackend,
+    id_key: str,
+) -> IndexReport:
+    live = set(store.vector_ids(source_id))
+    before = {found.chunk_id: found for found in store.get(c.chunk_id for c in chunks) if found is not None}
+    unchanged = {
+        c.chunk_id
+        for c in chunks
+        if (old := before.get(c.chunk_id)) is not None
+        and old.text == c.text
+        and _same(old.metadata, c.metadata)
+    }
+    to_write = [r for r in records if r.vector_id not in live or str(r.metadata[id_key]) not in unchanged]
+    vectors = {r.vector_id: str(r.metadata[id_key]) for r in records}
+    store.begin_vectors(source_id, {r.vector_id: vectors[r.vector_id] for r in to_write})
+    written = backend.add(to_write) if to_write else None
+    embeddings = None if written is None else {r.vector_id: v for r, v in zip(to_write, written, strict=True)}
+    details = {r.vector_id: (r.kind, r.text) for r in records}
+    commit = store.commit_source(source_id, chunks, vectors, details=details, embeddings=embeddings)
+    _delete_vectors(store, backend, commit.stale_vectors)
+    result = commit.chunks
+    return IndexReport(
+        sources=(source_id,),
+        chunks_added=len(result.added),
+        chunks_updated=len(result.updated),
+        chunks_kept=len(result.kept),
+        chunks_removed=len(result.removed),
+        vectors_added=len(to_write),
+        vectors_kept=len(records) - len(to_write),
+        vectors_removed=len(commit.stale_vectors),
+    )
+
+
+def _same(a: Mapping[str, Scalar], b: Mapping[str, Scalar]) -> bool:
+    """Equal metadata, where ``1`` and ``True`` differ (a filter on ``True`` misses ``1``)."""
+    return json.dumps(dict(a), sort_keys=True) == json.dumps(dict(b), sort_keys=True)
+
+
+def _clean(store: ChunkStore, backend: VectorBackend, *, keep: Set[str] = frozenset()) -> int:
+    """Delete what an earlier call left behind (stale vectors, pending ones of a write that died).
+
+    Vectors in ``keep`` are left alone: the caller is about to write them again under
+    the same ids (an id is a hash of the chunk and the text, so the content is the
+    same), and the write replaces them. Deleting them first would also be risky on
+    Chroma: a vector deleted and added again under the same id can become unreachable
+    by search while ``get`` still returns it (chroma-core/chroma#7758, seen on 1.5.9
+    when the vector was written by another process: the case of a run that was killed).
+    Writing the same vector again is risky there too; the Chroma backends keep it
+    (:func:`~procedure_rag._chroma.collection.upsert`).
+    """
+    leftovers = [vector_id for vector_id in store.stale_vectors() if vector_id not in keep]
+    _delete_vectors(store, backend, leftovers)
+    return len(leftovers)
+
+
+def _delete_vectors(store: ChunkStore, backend: VectorBackend, ids: Sequence[str]) -> None:
+    if ids:
+        backend.delete(list(ids))
+        store.forget_vectors(ids)
