@@ -10,21 +10,19 @@ an older prompt are never served for a newer one.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from procedure_rag._models.text_model import ImagePart, Message
 from procedure_rag._representations.types import RepresentationKind
 from procedure_rag._types import Chunk
 
 __all__ = [
     "PROMPT_TEXTS",
     "PROMPT_VERSION",
-    "ImagePart",
-    "Message",
     "PromptTexts",
     "build_prompt",
     "chunk_body",
@@ -34,76 +32,11 @@ __all__ = [
 #: Version of the prompts and of their output parsing; part of every cache key.
 PROMPT_VERSION = "2"
 
-#: Roles a :class:`Message` may have.
-ROLES = ("system", "user", "assistant")
-
 # A parent chunk can hold a whole chapter; past this the prompt is cut (the
 # representation is about the passage's topic, which its first pages carry).
 _MAX_TEXT_CHARS = 12_000
 
 _K = RepresentationKind
-
-
-@dataclass(frozen=True, slots=True)
-class ImagePart:
-    """An image sent to the model with a message.
-
-    Attributes:
-        data: The image bytes, or ``None`` when ``url`` is given.
-        url: Where the model can fetch the image (``https:`` or ``data:``), or ``None``.
-        mime_type: Media type of the image (``"image/png"``).
-
-    Raises:
-        ValueError: When neither ``data`` nor ``url`` is given, or ``mime_type`` is
-            not an image type.
-    """
-
-    data: bytes | None
-    url: str | None
-    mime_type: str
-
-    def __post_init__(self) -> None:
-        if self.data is None and not self.url:
-            msg = "an ImagePart needs data or url"
-            raise ValueError(msg)
-        if not self.mime_type.startswith("image/"):
-            msg = f"mime_type must be an image type such as 'image/png', got {self.mime_type!r}"
-            raise ValueError(msg)
-
-    def as_url(self) -> str:
-        """The image as a URL: ``url`` when given, else a base64 ``data:`` URL of ``data``."""
-        if self.url:
-            return self.url
-        assert self.data is not None  # noqa: S101 - __post_init__ guarantees one of them
-        return f"data:{self.mime_type};base64,{base64.b64encode(self.data).decode('ascii')}"
-
-    def digest(self) -> str:
-        """A content hash of the image (of its bytes when given, else of its URL)."""
-        payload = self.data if self.data is not None else (self.url or "").encode("utf-8")
-        return hashlib.sha256(payload).hexdigest()
-
-
-@dataclass(frozen=True, slots=True)
-class Message:
-    """One chat message sent to a :class:`~procedure_rag.TextModel`.
-
-    Attributes:
-        role: ``"system"`` or ``"user"`` (``"assistant"`` for few-shot turns).
-        text: The message text.
-        images: Images attached to the message, in order.
-
-    Raises:
-        ValueError: For an unknown role.
-    """
-
-    role: str
-    text: str
-    images: tuple[ImagePart, ...] = ()
-
-    def __post_init__(self) -> None:
-        if self.role not in ROLES:
-            msg = f"role must be one of {', '.join(ROLES)}, got {self.role!r}"
-            raise ValueError(msg)
 
 
 @dataclass(frozen=True, slots=True)
