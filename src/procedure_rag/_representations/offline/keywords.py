@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from procedure_rag._language.lexicons import JAPANESE
+from procedure_rag._language.lexicons import JAPANESE, by_language
 from procedure_rag._language.words import (
     ENGLISH_STOPWORDS,
     IMPERATIVE_VERBS,
@@ -73,7 +73,7 @@ KEYWORD_WORDS: dict[str, KeywordWords] = {
 
 def keyword_words(language: str) -> KeywordWords:
     """The keyword rules of ``language`` (English for unknown languages)."""
-    return KEYWORD_WORDS.get(language, KEYWORD_WORDS["en"])
+    return by_language(KEYWORD_WORDS, language)
 
 
 def _candidates(text: str, language: str) -> Iterator[tuple[int, int, str]]:

@@ -16,6 +16,7 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
+from procedure_rag._language.lexicons import by_language
 from procedure_rag._representations.offline.question_words import QuestionWords, Task, clean_heading
 from procedure_rag._representations.offline.questions_en import ENGLISH_QUESTIONS
 from procedure_rag._representations.offline.questions_ja import JAPANESE_QUESTIONS
@@ -36,7 +37,7 @@ QUESTION_WORDS: dict[str, QuestionWords] = {"ja": JAPANESE_QUESTIONS, "en": ENGL
 
 def question_words(language: str) -> QuestionWords:
     """The question rules of ``language`` (English for unknown languages)."""
-    return QUESTION_WORDS.get(language, ENGLISH_QUESTIONS)
+    return by_language(QUESTION_WORDS, language)
 
 
 def _dedupe_key(question: str) -> str:
