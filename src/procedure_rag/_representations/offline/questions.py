@@ -73,23 +73,31 @@ def _from_steps(steps: tuple[ProcedureStep, ...], words: QuestionWords) -> Itera
             imperative = words.imperative(step.action)
             yield (words.condition if imperative else words.outcome)(step.condition.split("; ")[0])
     for step in steps:
-        # English names a thing before operating it ("for Windows 10, press the Windows key"):
-        # the last mention is the operated one; Japanese operates right after the first.
-        find = step.action.find if words.verb_after_target else step.action.rfind
-        at = find(step.target) if step.target else -1
-        form = words.target_form(step.target, step.action) if at >= 0 else ""
-        # The verb that operates the target sits next to it: before it in English, after in Japanese.
-        end = at + len(step.target)
-        near = step.action[end : end + 30] if words.verb_after_target else step.action[max(at - 25, 0) : at]
-        hits = [(m.start(), t) for pattern, t in words.target for m in pattern.finditer(near)]
-        # The verb closest to the target operates it.
-        pick = min(hits, default=None) if words.verb_after_target else max(hits, default=None)
-        template = pick[1] if pick else ""
-        if form and template:
-            yield template.format(target=form)
+        target = _target_question(step, words)
+        if target:
+            yield target
     for step in steps:
         if step.result and words.imperative(step.action):
             yield words.result(step.action)
+
+
+def _target_question(step: ProcedureStep, words: QuestionWords) -> str:
+    """The question about the element ``step`` operates, by the verb that operates it, or ""."""
+    if not step.target:
+        return ""
+    # English names a thing before operating it ("for Windows 10, press the Windows key"):
+    # the last mention is the operated one; Japanese operates right after the first.
+    at = step.action.find(step.target) if words.verb_after_target else step.action.rfind(step.target)
+    if at < 0:
+        return ""
+    form = words.target_form(step.target, step.action)
+    # The verb that operates the target sits next to it: before it in English, after in Japanese.
+    end = at + len(step.target)
+    near = step.action[end : end + 30] if words.verb_after_target else step.action[max(at - 25, 0) : at]
+    hits = [(m.start(), t) for pattern, t in words.target for m in pattern.finditer(near)]
+    # The verb closest to the target operates it.
+    pick = min(hits, default=None) if words.verb_after_target else max(hits, default=None)
+    return pick[1].format(target=form) if form and pick else ""
 
 
 def _from_prose(chunk: Chunk, words: QuestionWords) -> Iterator[str]:
