@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from procedure_rag import Chunk, ChunkType, chunk
+from procedure_rag._language.words import japanese_tokenizer
 from procedure_rag._representations.offline.generator import (
     DeterministicGenerator,
     generate_representations,
     iter_representations,
 )
-from procedure_rag._representations.offline.keywords import japanese_tokenizer
 from procedure_rag._representations.types import RepresentationKind, kinds_for
 
 DATA = Path(__file__).resolve().parent / "data"

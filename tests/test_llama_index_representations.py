@@ -34,7 +34,9 @@ from llama_index_procedures import (
 )
 from procedure_rag import Chunk, ChunkerOptions, ChunkType, ProcedureChunker
 from procedure_rag._metadata import chunk_from_metadata
-from procedure_rag._representations.llm.generator import ImagePart, LLMGenerator, Message, RepresentationCache
+from procedure_rag._models.text_model import ImagePart, Message
+from procedure_rag._representations.cache import RepresentationCache
+from procedure_rag._representations.llm.generator import LLMGenerator
 from procedure_rag._representations.llm.prompts import PROMPT_TEXTS
 from procedure_rag._representations.types import Representation, RepresentationKind
 

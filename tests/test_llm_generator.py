@@ -13,15 +13,9 @@ from pathlib import Path
 import pytest
 
 from procedure_rag import ProcedureChunker
+from procedure_rag._models.text_model import ImagePart, Message, ModelReply, TextModel
 from procedure_rag._representations.cache import RepresentationCache
-from procedure_rag._representations.llm.generator import (
-    GenerationStats,
-    ImagePart,
-    LLMGenerator,
-    Message,
-    ModelReply,
-    TextModel,
-)
+from procedure_rag._representations.llm.generator import GenerationStats, LLMGenerator
 from procedure_rag._representations.llm.prompts import (
     PROMPT_TEXTS,
     PROMPT_VERSION,

@@ -60,7 +60,8 @@ from procedure_rag import ProcedureChunker, chunk_metadata, load_offline_model
 from procedure_rag._chroma.collection import DEFAULT_COLLECTION, ChromaTarget, docstore_path
 from procedure_rag._chroma.index import ChromaIndex, IndexStats
 from procedure_rag._metadata import chunk_from_metadata
-from procedure_rag._representations.llm.generator import GenerationStats, LLMGenerator, Message, ModelReply
+from procedure_rag._models.text_model import Message, ModelReply
+from procedure_rag._representations.llm.generator import GenerationStats, LLMGenerator
 from procedure_rag._representations.llm.parse import MAX_REPLY_CHARS, OUTPUT_RULES, parse_output
 from procedure_rag._representations.llm.prompts import PROMPT_TEXTS, build_prompt
 from procedure_rag._representations.offline.generator import default_kinds

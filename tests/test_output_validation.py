@@ -16,8 +16,9 @@ from types import SimpleNamespace
 import pytest
 
 from procedure_rag import ProcedureChunker
+from procedure_rag._models.text_model import Message, ModelReply, retry_after
 from procedure_rag._representations.cache import RepresentationCache
-from procedure_rag._representations.llm.generator import LLMGenerator, Message, ModelReply, retry_after
+from procedure_rag._representations.llm.generator import LLMGenerator
 from procedure_rag._representations.llm.parse import (
     MAX_REPLY_CHARS,
     OUTPUT_RULES,

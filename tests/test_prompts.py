@@ -9,13 +9,12 @@ from pathlib import Path
 import pytest
 
 from procedure_rag import ProcedureChunker
+from procedure_rag._models.text_model import ImagePart, Message
 from procedure_rag._representations.llm.parse import OUTPUT_RULES, parse_list, parse_output
 from procedure_rag._representations.llm.prompts import (
     JAPANESE_PROMPTS,
     PROMPT_TEXTS,
     PROMPT_VERSION,
-    ImagePart,
-    Message,
     build_prompt,
     chunk_body,
     prompt_digest,

@@ -446,7 +446,7 @@ tiny_budgets = st.builds(Budget, st.just("chars"), st.sampled_from((10, 20, 40, 
 
 # Found by this property: cutting "Note: Open open open open." into one-character pieces gave
 # pieces empty source spans, so children covered nothing and two of them shared an id
-# (_pack._sub_spans); the LlamaIndex parser then dropped one of the two nodes.
+# (procedure_rag._chunking.cutting.sub_spans); the LlamaIndex parser then dropped one of the two nodes.
 TINY_PINNED = (
     "# Open\n\n## Open\n\nOpen open.\n\nIf the device does not start, follow these steps:\n\n"
     "1. Open open.\n\n   Open open.\n\n   1. Open open.\n\n      Open open.\n\n"

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from procedure_rag import Chunk, ChunkLevel, ChunkType, chunk
-from procedure_rag._representations.offline.keywords import KEYWORD_LIMIT, japanese_tokenizer, keywords
+from procedure_rag._language.words import japanese_tokenizer
+from procedure_rag._representations.offline.keywords import KEYWORD_LIMIT, keywords
 
 DATA = Path(__file__).resolve().parent / "data"
 

@@ -9,13 +9,9 @@ from pathlib import Path
 import pytest
 
 from procedure_rag import Chunk, ChunkerOptions, ChunkLevel, ChunkType, ProcedureStep, chunk
-from procedure_rag._representations.offline.questions import (
-    ENGLISH_QUESTIONS,
-    JAPANESE_QUESTIONS,
-    MAX_QUESTIONS,
-    MIN_QUESTIONS,
-    questions,
-)
+from procedure_rag._representations.offline.questions import MAX_QUESTIONS, MIN_QUESTIONS, questions
+from procedure_rag._representations.offline.questions_en import ENGLISH_QUESTIONS
+from procedure_rag._representations.offline.questions_ja import JAPANESE_QUESTIONS
 
 DATA = Path(__file__).resolve().parent / "data"
 _KANA = re.compile(r"[\u3040-\u30ff]")

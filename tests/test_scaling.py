@@ -26,8 +26,7 @@ from dataclasses import dataclass
 import pytest
 
 from procedure_rag import ChunkerOptions, ProcedureChunker
-from procedure_rag._chunking.lengths import tiktoken_length
-from procedure_rag._chunking.packing import Measure
+from procedure_rag._chunking.lengths import Measure, tiktoken_length
 from procedure_rag._readers.markdown import _CharIndex
 
 #: Cost may grow this many times faster than the input before a case fails. Quadratic work

@@ -18,10 +18,10 @@ from procedure_rag._language.numbering import (
 )
 from procedure_rag._metadata import STRUCTURAL_KEYS, chunk_from_metadata, chunk_metadata, read_metadata
 from procedure_rag._models.embeddings import OfflineEmbedder, load_offline_model
+from procedure_rag._models.text_model import ImagePart, Message, ModelReply, TextModel
 from procedure_rag._readers.registry import FORMATS, detect_format
 from procedure_rag._representations.cache import RepresentationCache
-from procedure_rag._representations.llm.generator import GenerationStats, LLMGenerator, ModelReply, TextModel
-from procedure_rag._representations.llm.prompts import ImagePart, Message
+from procedure_rag._representations.llm.generator import GenerationStats, LLMGenerator
 from procedure_rag._representations.offline.generator import (
     DeterministicGenerator,
     generate_representations,

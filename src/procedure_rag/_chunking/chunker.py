@@ -13,9 +13,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from procedure_rag._chunking.assembly import build_children, build_parents, chunk_id, merge_spans
-from procedure_rag._chunking.lengths import tiktoken_length
+from procedure_rag._chunking.lengths import Measure, tiktoken_length
 from procedure_rag._chunking.options import ChunkerOptions
-from procedure_rag._chunking.packing import Measure, pack_section
+from procedure_rag._chunking.packing import pack_section
 from procedure_rag._chunking.sections import iter_with_section_paths
 from procedure_rag._chunking.units import iter_sections
 from procedure_rag._language.lexicons import Lexicon, detect_language

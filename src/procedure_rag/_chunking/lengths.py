@@ -1,4 +1,4 @@
-"""Length functions: tiktoken encodings loaded offline.
+"""Length functions: tiktoken encodings loaded offline, and :class:`Measure`, the packer's view of one.
 
 tiktoken downloads its encoding files on first use. llama-index-core ships the
 ``cl100k_base`` and ``o200k_base`` files in its package data, so we point
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "OFFLINE_ENCODINGS",
+    "Measure",
     "OrdinaryFirst",
     "TiktokenLength",
     "char_length",
@@ -174,3 +175,38 @@ def ordinary_first(encoding: tiktoken.Encoding, fallback: Callable[[str], int]) 
 def char_length(text: str) -> int:
     """Count characters (the default length of LangChain's splitters)."""
     return len(text)
+
+
+class Measure:
+    """The length function, plus the size of a line break and of labels, measured once."""
+
+    def __init__(self, length: Callable[[str], int]) -> None:
+        self.length = length
+        self.newline = max(length("\n"), 0)
+        self._labels: dict[str, int] = {}
+        # Tokens are at most this many bytes (and a character is at least one byte), so a
+        # text of n characters has at least n / chars_per_unit tokens. Known only for our
+        # own token counter; 0 means unknown.
+        bound = getattr(length, "max_token_bytes", None)
+        self.chars_per_unit: int = bound if isinstance(bound, int) and bound > 0 else 0
+
+    def line(self, text: str) -> int:
+        """Size of ``text`` as one line of a chunk."""
+        return self.length(text) + self.newline
+
+    def surely_over(self, text: str, limit: int, *, line: bool = False) -> bool:
+        """Whether ``text`` (as a line when ``line``) is over ``limit`` by its length in characters alone.
+
+        ``False`` means "not known": the text must be measured. Saves counting the
+        tokens of a huge paragraph only to learn that it must be cut.
+        """
+        if not self.chars_per_unit:
+            return False
+        return len(text) > self.chars_per_unit * (limit - (self.newline if line else 0))
+
+    def label(self, text: str) -> int:
+        """Size of a short label line, measured once per label."""
+        cost = self._labels.get(text)
+        if cost is None:
+            cost = self._labels[text] = self.line(text)
+        return cost

@@ -15,21 +15,25 @@ Rules, in order of priority:
   cut at a space or, failing that, anywhere;
 * tables and code blocks are blocks of their own; a table over budget splits by
   rows with its header rows repeated, code by lines.
+
+How one line's text is cut, and how its pieces map back to the source, is
+:mod:`procedure_rag._chunking.cutting`.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from procedure_rag._chunking.cutting import hard_split, source_lines, split_text, sub_spans
+from procedure_rag._chunking.lengths import Measure
 from procedure_rag._chunking.units import Section, Unit
-from procedure_rag._language.lexicons import Lexicon, split_sentences
+from procedure_rag._language.lexicons import Lexicon
 from procedure_rag._language.step_fields import lead_in_condition
 from procedure_rag._types import ElementKind, LayoutElement, Span
 
-__all__ = ["Block", "Line", "Measure", "labelled", "pack_section"]
+__all__ = ["Block", "Line", "labelled", "pack_section"]
 
 _BULLETS = {"-", "*", "+"}
 _BEFORE_ITEMS = 1 << 30
@@ -93,41 +97,6 @@ class Block:
         return self.size
 
 
-class Measure:
-    """The length function, plus the size of a line break and of labels, measured once."""
-
-    def __init__(self, length: Callable[[str], int]) -> None:
-        self.length = length
-        self.newline = max(length("\n"), 0)
-        self._labels: dict[str, int] = {}
-        # Tokens are at most this many bytes (and a character is at least one byte), so a
-        # text of n characters has at least n / chars_per_unit tokens. Known only for our
-        # own token counter; 0 means unknown.
-        bound = getattr(length, "max_token_bytes", None)
-        self.chars_per_unit: int = bound if isinstance(bound, int) and bound > 0 else 0
-
-    def line(self, text: str) -> int:
-        """Size of ``text`` as one line of a chunk."""
-        return self.length(text) + self.newline
-
-    def surely_over(self, text: str, limit: int, *, line: bool = False) -> bool:
-        """Whether ``text`` (as a line when ``line``) is over ``limit`` by its length in characters alone.
-
-        ``False`` means "not known": the text must be measured. Saves counting the
-        tokens of a huge paragraph only to learn that it must be cut.
-        """
-        if not self.chars_per_unit:
-            return False
-        return len(text) > self.chars_per_unit * (limit - (self.newline if line else 0))
-
-    def label(self, text: str) -> int:
-        """Size of a short label line, measured once per label."""
-        cost = self._labels.get(text)
-        if cost is None:
-            cost = self._labels[text] = self.line(text)
-        return cost
-
-
 def labelled(admonition: str, text: str) -> str:
     """``"Note: text"``, unless the text already opens with its label (``"※ …"``, ``"注意: …"``)."""
     label = admonition.capitalize() if admonition.isascii() else admonition
@@ -151,107 +120,6 @@ def render_element(el: LayoutElement, depth_of: dict[str, int]) -> str:
     if el.admonition:
         return f"{indent}{labelled(el.admonition, el.text)}"
     return f"{indent}{el.text}"
-
-
-def _split_text(text: str, avail: int, m: Measure) -> list[str]:
-    """Cut ``text`` into pieces of at most ``avail``: at sentence ends, then at spaces."""
-    pieces: list[str] = []
-    current = ""
-    current_cost = 0
-    for sentence in split_sentences(text):
-        cost = avail + 1 if m.surely_over(sentence, avail) else m.length(sentence)
-        if cost > avail:
-            if current:
-                pieces.append(current)
-                current, current_cost = "", 0
-            pieces.extend(_hard_split(sentence, avail, m))
-            continue
-        if current and current_cost + cost > avail:
-            pieces.append(current)
-            current, current_cost = "", 0
-        current += sentence
-        current_cost += cost
-    if current:
-        pieces.append(current)
-    return pieces
-
-
-def _hard_split(text: str, avail: int, m: Measure) -> list[str]:
-    """Cut a sentence longer than the budget, preferring spaces. Linear in ``len(text)``."""
-    total = max(m.length(text), 1)
-    step = max(1, int(len(text) * avail / total * 0.9))
-    pieces: list[str] = []
-    pos = 0
-    while pos < len(text):
-        end = min(len(text), pos + step)
-        if end < len(text):
-            space = text.rfind(" ", pos + step // 2, end)
-            if space > pos:
-                end = space + 1
-        piece = text[pos:end]
-        while m.length(piece) > avail and len(piece) > 1:
-            piece = piece[: max(1, len(piece) * 3 // 4)]
-        pieces.append(piece)
-        pos += len(piece)
-    return pieces
-
-
-def _find_start(source: str, head: str, start: int, end: int) -> int:
-    """Where ``head`` (its first 20 non-space characters) begins in ``source[start:end]``, or -1.
-
-    Line breaks and indentation in the source may sit between any two characters,
-    since rendering joined wrapped lines.
-    """
-    words = head.split()
-    if not words:
-        return -1
-    found = source.find(words[0][:12], start, end)  # usually the piece starts with a whole word
-    if found >= 0 and len(words[0]) >= 6:
-        return found
-    chars = [re.escape(ch) for ch in head if not ch.isspace()][:20]
-    m = re.compile(r"\s*".join(chars)).search(source, start, end)
-    return m.start() if m else found
-
-
-def _sub_spans(source: str, span: Span | None, text: str, pieces: list[str]) -> list[Span | None]:
-    """Share ``span`` among consecutive ``pieces`` of ``text``; the sub-spans tile the span.
-
-    Each piece after the first starts where its first word occurs in the source
-    (searched forward from the previous boundary), so a highlighted piece begins
-    at its own sentence; when the word is not found (markup changed it), the
-    boundary falls in proportion to the characters before it.
-    """
-    if span is None:
-        return [None] * len(pieces)
-    bounds = [span.start]
-    consumed = 0
-    for piece in pieces[:-1]:
-        consumed += len(piece)
-        guess = span.start + (span.end - span.start) * consumed // max(len(text), 1)
-        # The previous piece fills at least half its length of source (markup only adds),
-        # so the search starts past it: its own first word must not be found again.
-        floor = min(span.end, bounds[-1] + max(1, len(piece.strip()) // 2))
-        found = _find_start(source, text[consumed : consumed + 40], floor, span.end)
-        bound = max(bounds[-1], found if found >= 0 else guess)
-        # Each piece keeps at least one source character while the span has enough: a piece
-        # with an empty span would make a chunk that covers nothing (and ids that collide).
-        lo, hi = bounds[-1] + 1, span.end - (len(pieces) - len(bounds))
-        bounds.append(min(max(bound, lo), hi) if lo <= hi else bound)
-    bounds.append(span.end)
-    return [Span(a, b) for a, b in itertools.pairwise(bounds)]
-
-
-def _source_lines(el: LayoutElement, source: str) -> list[Span]:
-    """Spans of the source lines of a table or code element (one per rendered line)."""
-    assert el.span is not None  # noqa: S101 - callers check
-    spans: list[Span] = []
-    pos = el.span.start
-    for raw in source[el.span.start : el.span.end].splitlines(keepends=True):
-        stripped = raw.rstrip("\r\n")
-        if stripped.strip():
-            spans.append(Span(pos, pos + len(stripped)))
-        pos += len(raw)
-    return spans
 
 
 @dataclass
@@ -360,12 +228,12 @@ class _Packer:
         # A blank piece joins its neighbour rather than being dropped: the pieces must tile
         # ``body`` for their source spans to line up (and a blank line is no chunk line).
         pieces: list[str] = []
-        for piece in _split_text(body, max(1, room), self.m):
+        for piece in split_text(body, max(1, room), self.m):
             if pieces and (not piece.strip() or not pieces[-1].strip()):
                 pieces[-1] += piece
             else:
                 pieces.append(piece)
-        spans = _sub_spans(self.source, el.span, body, pieces)
+        spans = sub_spans(self.source, el.span, body, pieces)
         out = []
         for i, (piece, span) in enumerate(zip(pieces, spans, strict=True)):
             rendered = f"{first_prefix if i == 0 else later_prefix}{piece.strip()}"
@@ -374,7 +242,7 @@ class _Packer:
 
     def _table_or_code_lines(self, el: LayoutElement) -> list[Line]:
         rows = [r for r in el.text.split("\n") if r.strip()]
-        spans: list[Span | None] = list(_source_lines(el, self.source)) if el.span and self.source else []
+        spans: list[Span | None] = list(source_lines(el, self.source)) if el.span and self.source else []
         if len(rows) != len(spans):
             # Rows that are not the source's own lines (a parser's table rendered as
             # Markdown, or no source text at all): every row points at the whole element.
@@ -383,9 +251,9 @@ class _Packer:
         for row, span in zip(rows, spans, strict=False):
             cost = self.m.line(row)
             if cost > self.avail:
-                pieces = _hard_split(row, max(1, self.avail - self.m.newline), self.m)
+                pieces = hard_split(row, max(1, self.avail - self.m.newline), self.m)
                 for i, (piece, sub) in enumerate(
-                    zip(pieces, _sub_spans(self.source, span, row, pieces), strict=True)
+                    zip(pieces, sub_spans(self.source, span, row, pieces), strict=True)
                 ):
                     out.append(Line(piece, self.m.line(piece), el, sub, continued=i > 0))
             else:

@@ -9,10 +9,22 @@ Users who need other words build their own ``Lexicon`` with
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
-__all__ = ["ENGLISH", "JAPANESE", "LEXICONS", "Lexicon", "detect_language", "split_sentences", "ui_nouns"]
+__all__ = [
+    "ENGLISH",
+    "JAPANESE",
+    "LEXICONS",
+    "Lexicon",
+    "by_language",
+    "detect_language",
+    "split_sentences",
+    "ui_nouns",
+]
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +192,16 @@ ENGLISH = Lexicon(
 
 #: The built-in lexicons by language code.
 LEXICONS: dict[str, Lexicon] = {"ja": JAPANESE, "en": ENGLISH}
+
+
+def by_language(table: Mapping[str, _T], language: str) -> _T:
+    """The entry of ``table`` for ``language``; English (``"en"``) for a language it lacks.
+
+    The wording tables of the representations and prompts are read through this, so
+    that an unknown language falls back the same way in each.
+    """
+    return table.get(language, table["en"])
+
 
 #: For the built-in ``ui_noun`` patterns: a cheap pattern that every match of theirs
 #: contains, so that texts without a UI word skip the costly scan. Keyed by the pattern

@@ -8,13 +8,13 @@ adds its normalised BM25 score to the dense fused score (see
 and lets lexically found chunks join the exact re-scoring, so a chunk the vector
 search ranked too low still gets its dense score.
 
-Words are made here, not by SQLite: the text is NFKC-normalised (full-width letters
-and digits become ASCII); Latin words, numbers and codes are lower-cased, English
-stopwords dropped and plain words cut to their Snowball stems; Japanese content
-words come from SudachiPy in split mode C, in their normalised form (the same
-analyser as the keyword representation). The index stores the words as
-space-separated text, and a query is its own words, each quoted, joined by ``OR``:
-nothing from the question is ever read as FTS5 query syntax.
+Words are made by :func:`~procedure_rag._language.words.lexical_terms`, not by SQLite:
+the text is NFKC-normalised (full-width letters and digits become ASCII); Latin words,
+numbers and codes are lower-cased, English stopwords dropped and plain words cut to
+their Snowball stems; Japanese content words come from SudachiPy in split mode C, in
+their normalised form (the same analyser as the keyword representation). The index
+stores the words as space-separated text, and a query is its own words, each quoted,
+joined by ``OR``: nothing from the question is ever read as FTS5 query syntax.
 
 Tables (created beside ``chunks`` in the docstore, kept in step by triggers): the
 FTS5 table ``lexical`` (one row per child chunk), ``lexical_ids`` (its rowid to the
@@ -31,16 +31,11 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import sqlite3
-import threading
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import snowballstemmer
-
-from procedure_rag._representations.offline.keywords import _EN_STOPWORDS, japanese_tokenizer
+from procedure_rag._language.words import lexical_terms
 
 __all__ = [
     "LEXICAL_TABLES",
@@ -103,12 +98,6 @@ LEXICAL_TABLES = (
     """,
 )
 
-_LATIN = re.compile(r"[a-z0-9]+(?:[._+-][a-z0-9]+)*")
-_HAS_JA = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
-_JA_POS = frozenset({"名詞", "動詞", "形容詞"})
-_JA_SKIP_POS2 = frozenset({"数詞", "代名詞", "非自立可能"})
-_STEMMER = threading.local()
-
 
 @dataclass(frozen=True, slots=True)
 class LexicalHit:
@@ -123,34 +112,6 @@ class LexicalHit:
     chunk_id: str
     score: float
     terms: tuple[str, ...]
-
-
-def _stem(word: str) -> str:
-    """The English Snowball stem of a plain word; codes and numbers stay as they are."""
-    if not word.isalpha():
-        return word
-    stemmer = getattr(_STEMMER, "english", None)
-    if stemmer is None:  # one per thread: a Snowball stemmer keeps state while it works
-        stemmer = _STEMMER.english = snowballstemmer.stemmer("english")
-    return str(stemmer.stemWord(word))
-
-
-def lexical_terms(text: str) -> list[str]:
-    """The words of ``text`` the lexical index holds, in order, repeats kept."""
-    text = unicodedata.normalize("NFKC", text)
-    out = [
-        _stem(word)
-        for word in _LATIN.findall(text.lower())
-        if word not in _EN_STOPWORDS and (len(word) > 1 or word.isdigit())
-    ]
-    if _HAS_JA.search(text):
-        for morpheme in japanese_tokenizer().tokenize(text):
-            if not _HAS_JA.search(morpheme.surface()):
-                continue  # Latin words and numbers were taken above
-            pos = morpheme.part_of_speech()
-            if pos[0] in _JA_POS and pos[1] not in _JA_SKIP_POS2:
-                out.append(morpheme.normalized_form())
-    return out
 
 
 def match_expression(terms: Sequence[str]) -> str:

@@ -1,7 +1,8 @@
 """Model-backed representations: any chat model, concurrent, cached, retried, with a fallback.
 
-The core talks to models through :class:`TextModel`, a four-member protocol the
-LangChain and LlamaIndex adapters implement; nothing here imports a framework.
+The core talks to models through :class:`~procedure_rag._models.text_model.TextModel`, a
+four-member protocol the LangChain and LlamaIndex adapters implement; nothing here imports
+a framework.
 
 For each chunk and each of its kinds (those
 :func:`~procedure_rag._representations.offline.generator.default_kinds` gives, as the deterministic
@@ -37,17 +38,12 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
+from procedure_rag._models.text_model import ImagePart, Message, ModelReply, TextModel, retry_after
 from procedure_rag._representations.cache import RepresentationCache
 from procedure_rag._representations.llm.parse import output_problem, parse_output
-from procedure_rag._representations.llm.prompts import (
-    PROMPT_VERSION,
-    ImagePart,
-    Message,
-    build_prompt,
-    prompt_digest,
-)
+from procedure_rag._representations.llm.prompts import PROMPT_VERSION, build_prompt, prompt_digest
 from procedure_rag._representations.offline.generator import (
     DeterministicGenerator,
     default_kinds,
@@ -58,61 +54,17 @@ from procedure_rag._types import Chunk, ChunkType
 
 __all__ = [
     "GenerationStats",
-    "ImagePart",
     "LLMGenerator",
-    "Message",
-    "ModelReply",
     "RepresentationCache",
     "RepresentationGenerator",
-    "TextModel",
     "arepresent",
     "represent",
-    "retry_after",
 ]
 
 logger = logging.getLogger(__name__)
 
 # The longest wait between two attempts, whatever the backoff and attempt number.
 _MAX_DELAY = 60.0
-
-
-@dataclass(frozen=True, slots=True)
-class ModelReply:
-    """What a model answered.
-
-    Attributes:
-        text: The reply text.
-        input_tokens / output_tokens: Token usage, when the model reports it.
-    """
-
-    text: str
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-
-
-@runtime_checkable
-class TextModel(Protocol):
-    """A chat model, as the generator sees it.
-
-    Attributes:
-        identity: A stable name of the model and its settings (``"openai:gpt-4o-mini"``);
-            part of every cache key, so change it when the model's output would change.
-        supports_images: Whether images (:class:`ImagePart`) in a message reach the model.
-    """
-
-    @property
-    def identity(self) -> str: ...
-
-    @property
-    def supports_images(self) -> bool: ...
-
-    def complete(self, messages: Sequence[Message]) -> ModelReply:
-        """Answer ``messages``; raise on any failure (it is retried)."""
-        ...
-
-    async def acomplete(self, messages: Sequence[Message]) -> ModelReply:
-        """Answer ``messages`` without blocking the event loop; raise on any failure."""
-        ...
 
 
 class RepresentationGenerator(Protocol):
@@ -556,46 +508,6 @@ def _unique_jobs(plan: Sequence[list[Representation] | _Job]) -> list[_Job]:
         if isinstance(step, _Job):
             unique.setdefault(step.key, step)
     return list(unique.values())
-
-
-def retry_after(error: BaseException) -> float | None:
-    """The seconds a failure asks to wait before the next call, when it says.
-
-    Read from the error's ``retry_after`` attribute (seconds), else from its
-    ``response``'s ``retry-after-ms`` or ``retry-after`` header (seconds; the HTTP-date
-    form is ignored), as provider SDKs raise them on HTTP 429 and 503. ``None`` when the
-    error says nothing usable.
-    """
-    seconds = _seconds(getattr(error, "retry_after", None))
-    if seconds is not None:
-        return seconds
-    headers = getattr(getattr(error, "response", None), "headers", None)
-    get = getattr(headers, "get", None)
-    if not callable(get):
-        return None
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        for spelling in (name, name.title()):
-            try:
-                seconds = _seconds(get(spelling))
-            except Exception:  # a header mapping of an unknown kind: no hint
-                return None
-            if seconds is not None:
-                return seconds * scale
-    return None
-
-
-def _seconds(value: object) -> float | None:
-    """A non-negative finite number of seconds from a number or a numeric string, else ``None``."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, str):
-        try:
-            value = float(value.strip())
-        except ValueError:
-            return None
-    if isinstance(value, int | float) and 0 <= value < float("inf"):
-        return float(value)
-    return None
 
 
 def _describe(error: BaseException) -> str:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
 
+from procedure_rag._language.lexicons import by_language
 from procedure_rag._representations.types import RepresentationKind
 
 __all__ = [
@@ -288,7 +289,7 @@ def _parse(rule: OutputRule, text: object, *, source_text: str, language: str) -
         items = [_text(rule, reply)]
     _check_language(rule, items, language)
     if rule.shape is OutputShape.JOINED_LIST:
-        return (_JOINERS.get(language, ", ").join(items),)
+        return (by_language(_JOINERS, language).join(items),)
     return tuple(items)
 
 

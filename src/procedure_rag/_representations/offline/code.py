@@ -18,6 +18,7 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from procedure_rag._language.lexicons import by_language
 from procedure_rag._representations.offline.summary import body_text, clip, plain
 from procedure_rag._types import Chunk, ChunkType
 
@@ -234,7 +235,7 @@ def code_docstring(chunk: Chunk) -> str:
     Names the language and the section the code sits in, then what each block
     defines or runs. Returns "" for a chunk without code.
     """
-    words = CODE_WORDS.get(chunk.language, CODE_WORDS["en"])
+    words = by_language(CODE_WORDS, chunk.language)
     text = body_text(chunk)
     if chunk.chunk_type is not ChunkType.CODE and not has_code(chunk):
         return ""

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from procedure_rag._language.lexicons import by_language
 from procedure_rag._representations.offline.summary import body_text, clip, plain, sentences
 from procedure_rag._types import Chunk
 
@@ -62,7 +63,7 @@ def image_caption(chunk: Chunk) -> str:
     that refer to a figure; an image without any of these is named by its file name
     and the heading. Returns "" for a chunk without pictures.
     """
-    words = IMAGE_WORDS.get(chunk.language, IMAGE_WORDS["en"])
+    words = by_language(IMAGE_WORDS, chunk.language)
     body = body_text(chunk)
     images = find_images(body)
     figures = [plain(m.group("cap")) for m in _FIGURE.finditer(body)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from procedure_rag._language.lexicons import ENGLISH, LEXICONS, Lexicon, split_sentences
+from procedure_rag._language.lexicons import ENGLISH, LEXICONS, Lexicon, by_language, split_sentences
 from procedure_rag._types import Chunk, ChunkType
 
 __all__ = [
@@ -34,6 +34,7 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 
 def lexicon_for(chunk: Chunk) -> Lexicon:
     """The built-in lexicon of the chunk's language (English for unknown languages)."""
+    # The built-in ENGLISH, not LEXICONS["en"]: LEXICONS is public and may have been changed.
     return LEXICONS.get(chunk.language, ENGLISH)
 
 
@@ -144,7 +145,7 @@ def summary(chunk: Chunk) -> str:
     headings, the governing condition, the first action (or, for prose, the first
     sentence) and up to three UI elements the steps name.
     """
-    words = SUMMARY_WORDS.get(chunk.language, SUMMARY_WORDS["en"])
+    words = by_language(SUMMARY_WORDS, chunk.language)
     path = words.path_join.join(chunk.section_path[-2:])
     condition = chunk.condition or next((s.condition for s in chunk.steps if s.condition), "")
     procedure = chunk.chunk_type is ChunkType.PROCEDURE

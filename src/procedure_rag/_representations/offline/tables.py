@@ -11,6 +11,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from procedure_rag._language.lexicons import by_language
 from procedure_rag._representations.offline.summary import body_text, plain
 from procedure_rag._types import Chunk
 
@@ -115,7 +116,7 @@ def table_summary(chunk: Chunk) -> tuple[str, dict[str, str | int | float | bool
     table = parse_pipe_table(body_text(chunk))
     if table is None:
         return "", {}
-    words = TABLE_WORDS.get(chunk.language, TABLE_WORDS["en"])
+    words = by_language(TABLE_WORDS, chunk.language)
     caption = table.caption if 0 < len(table.caption) <= _MAX_CAPTION else ""
     caption = caption or (chunk.section_path[-1] if chunk.section_path else "")
     path = " > ".join(chunk.section_path[-2:])

@@ -1,0 +1,202 @@
+"""Words of a text: the Japanese analyser, English word splitting and the stopword lists.
+
+Japanese words come from SudachiPy with sudachidict-core in split mode C. Mode C keeps
+dictionary compounds whole (登録画面, 再起動, ダッシュボード): those are the terms people
+type into a search box, where mode B would cut them into generic halves (登録 / 画面)
+that match half the manual. Words are given in their normalised form (バッテリ →
+バッテリー) so spelling variants meet. English needs no analyser: a regular expression
+and a stopword list (data, below) do.
+
+Two kinds of words are made here. *Content words* (:func:`english_content_words`,
+:func:`japanese_content_words`) are what the keyword representation ranks; *index
+terms* (:func:`lexical_terms`) are what the lexical index
+(:mod:`procedure_rag._store.lexical_index`) stores and searches: lower-cased, English
+stopwords dropped, plain English words cut to their Snowball stems.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from collections.abc import Iterator
+from typing import Any
+
+import snowballstemmer
+
+__all__ = [
+    "ENGLISH_STOPWORDS",
+    "IMPERATIVE_VERBS",
+    "english_content_words",
+    "japanese_content_words",
+    "japanese_tokenizer",
+    "lexical_terms",
+]
+
+ENGLISH_STOPWORDS = frozenset(
+    """
+    a about above after again against all also am an and any are aren't as at be because been before
+    being below between both but by can cannot could did didn't do does doesn't doing don't down during
+    each either else etc even ever every few for from further get gets getting go goes had has have
+    having he her here hers herself him himself his how however i if in into is isn't it its it's itself
+    just least less let like likely may me might more most much must my myself need needs no nor not now
+    of off on once one only onto or other others otherwise our ours ourselves out over own per please
+    rather same see shall she should since so some such than that the their theirs them themselves then
+    there these they this those though through thus to too under until up upon us use used uses using
+    very via was wasn't way we well were what when where whether which while who whom whose why will
+    with within without won't would yes yet you your yours yourself yourselves can't you'll you're we're
+    they're following follow make makes made sure want able new first second next last also either
+    ensure
+    """.split()  # noqa: SIM905 - a word list reads best as words
+)
+
+#: Verbs that open English instructions and headings ("Open Device Manager", "Reset the device").
+IMPERATIVE_VERBS = frozenset(
+    """
+    access activate add allow apply assign back block build change check choose clean clear click close
+    configure confirm connect copy create delete deploy disable disconnect download edit enable enroll
+    enter export find flash follow generate get go hold import install join launch log manage move open
+    plan plug prepare press provision put reboot recover reflash register reinstall remove rename
+    replace reset restart restore review run save search select set share show sign start stop switch
+    tap troubleshoot turn type uninstall unplug update upgrade upload use verify view wait
+    """.split()  # noqa: SIM905 - a word list reads best as words
+)
+
+# Nouns that carry no topic of their own (formal nouns and positions).
+_JA_STOP_NOUNS = frozenset(
+    """
+    こと もの ため よう ところ とき 時 場合 方 方法 次 上 下 中 前 後 際 点 等 他
+    以下 以上 以降 各 全て すべて 必要 可能 通り とおり 続き
+    """.split()  # noqa: SIM905 - a word list reads best as words
+)
+# Sudachi parts of speech kept as content words (first two levels), and verbs that only
+# carry grammar (する, なる, ある, いる, できる…).
+_JA_KEEP_POS = frozenset({("名詞", "普通名詞"), ("名詞", "固有名詞"), ("動詞", "一般")})
+_JA_LIGHT_VERBS = frozenset(
+    """
+    為る 成る 有る 居る 出来る 行く 来る 言う 見る 致す 成す 下さる 頂く 置く しまう よる
+    つく 関する 対する 通じる 応じる 於く 付く 因る 依る
+    """.split()  # noqa: SIM905 - a word list reads best as words
+)
+# Sudachi parts of speech kept as index terms (first level), and second levels left out.
+_JA_TERM_POS = frozenset({"名詞", "動詞", "形容詞"})
+_JA_TERM_SKIP_POS2 = frozenset({"数詞", "代名詞", "非自立可能"})
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]|[A-Za-z]")
+_LATIN_TERM = re.compile(r"[a-z0-9]+(?:[._+-][a-z0-9]+)*")
+# Kana and kanji. Index terms also count CJK extension A; content words never did, and
+# each keeps its own range so that neither output changes.
+_HAS_JA = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+_HAS_JA_TERM = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
+
+
+class _Sudachi:
+    """One SudachiPy dictionary per process, one tokenizer per thread, both made on first use.
+
+    A Sudachi tokenizer must not be used from two threads at once; the dictionary
+    may be shared.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._dictionary: Any = None
+        self._local = threading.local()
+
+    def tokenizer(self) -> Any:  # noqa: ANN401 - sudachipy ships no type information
+        tok = getattr(self._local, "tokenizer", None)
+        if tok is not None:
+            return tok
+        with self._lock:
+            if self._dictionary is None:
+                try:
+                    import sudachipy  # noqa: PLC0415 - heavy; only Japanese text needs it
+                except ImportError as exc:  # pragma: no cover - a declared dependency
+                    msg = "Japanese keywords need SudachiPy: pip install sudachipy sudachidict-core"
+                    raise ImportError(msg) from exc
+                self._dictionary = sudachipy.Dictionary(dict="core")
+            import sudachipy  # noqa: PLC0415
+
+            tok = self._dictionary.tokenizer(mode=sudachipy.SplitMode.C)
+        self._local.tokenizer = tok
+        return tok
+
+
+_SUDACHI = _Sudachi()
+_STEMMER = threading.local()
+
+
+def japanese_tokenizer() -> Any:  # noqa: ANN401 - sudachipy ships no type information
+    """This thread's SudachiPy tokenizer (split mode C, core dictionary)."""
+    return _SUDACHI.tokenizer()
+
+
+def english_content_words(text: str) -> Iterator[tuple[int, str]]:
+    """``(position, word)`` for the English words of ``text`` that are no stopwords.
+
+    Words shorter than three letters are left out; acronyms and mid-sentence capitals
+    keep their case, other words are lowered.
+    """
+    for m in _WORD.finditer(text):
+        word = m.group()
+        low = word.lower()
+        if len(word) < 3 or low in ENGLISH_STOPWORDS:
+            continue
+        yield m.start(), word if word.isupper() or word[1:].lower() != word[1:] else low
+
+
+def japanese_content_words(text: str) -> Iterator[tuple[int, str]]:
+    """``(position, normalised form)`` for the Japanese nouns and verbs of ``text`` that carry a topic.
+
+    Latin words and numbers are left to the language-neutral rules of the caller.
+
+    Raises:
+        ImportError: When SudachiPy is not installed.
+    """
+    pos = 0
+    for m in japanese_tokenizer().tokenize(text):
+        surface = m.surface()
+        start = text.find(surface, pos)
+        pos = start + len(surface) if start >= 0 else pos
+        if not _HAS_JA.search(surface):
+            continue
+        tag = tuple(m.part_of_speech()[:2])
+        if tag not in _JA_KEEP_POS:
+            continue
+        form = m.normalized_form()
+        if form in _JA_LIGHT_VERBS or form in _JA_STOP_NOUNS or len(form) < 2:
+            continue
+        yield max(start, 0), form
+
+
+def _stem(word: str) -> str:
+    """The English Snowball stem of a plain word; codes and numbers stay as they are."""
+    if not word.isalpha():
+        return word
+    stemmer = getattr(_STEMMER, "english", None)
+    if stemmer is None:  # one per thread: a Snowball stemmer keeps state while it works
+        stemmer = _STEMMER.english = snowballstemmer.stemmer("english")
+    return str(stemmer.stemWord(word))
+
+
+def lexical_terms(text: str) -> list[str]:
+    """The words of ``text`` the lexical index holds, in order, repeats kept.
+
+    The text is NFKC-normalised (full-width letters and digits become ASCII); Latin
+    words, numbers and codes are lower-cased, English stopwords dropped and plain words
+    cut to their Snowball stems; Japanese nouns, verbs and adjectives come in their
+    normalised form.
+    """
+    text = unicodedata.normalize("NFKC", text)
+    out = [
+        _stem(word)
+        for word in _LATIN_TERM.findall(text.lower())
+        if word not in ENGLISH_STOPWORDS and (len(word) > 1 or word.isdigit())
+    ]
+    if _HAS_JA_TERM.search(text):
+        for morpheme in japanese_tokenizer().tokenize(text):
+            if not _HAS_JA_TERM.search(morpheme.surface()):
+                continue  # Latin words and numbers were taken above
+            pos = morpheme.part_of_speech()
+            if pos[0] in _JA_TERM_POS and pos[1] not in _JA_TERM_SKIP_POS2:
+                out.append(morpheme.normalized_form())
+    return out
