@@ -27,6 +27,7 @@ __all__ = [
     "Parser",
     "Streams",
     "Style",
+    "add_command",
     "build_chunker",
     "chunks_of",
     "display_path",
@@ -77,6 +78,22 @@ class Parser(argparse.ArgumentParser):
 
 #: What each ``add_*`` function registers its subcommand with.
 Commands: TypeAlias = "argparse._SubParsersAction[Parser]"
+
+
+def add_command(commands: Commands, common: Parser, name: str, *, summary: str, description: str) -> Parser:
+    """Register the subcommand ``name`` with the options every subcommand shares.
+
+    Args:
+        commands: The subcommands of the top-level parser.
+        common: The parent parser holding the shared options.
+        name: The subcommand's name.
+        summary: One line for the top-level ``--help``.
+        description: The subcommand's own ``--help`` text.
+
+    Returns:
+        The subcommand's parser, for its own arguments.
+    """
+    return commands.add_parser(name, parents=[common], help=summary, description=description)
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,7 @@ from procedure_rag._cli.common import (
     Parser,
     Streams,
     Style,
+    add_command,
     build_chunker,
     chunks_of,
     use_colour,
@@ -128,10 +129,11 @@ class Summary:
 
 def add_demo(commands: Commands, common: Parser) -> None:
     """Register ``demo``."""
-    parser = commands.add_parser(
+    parser = add_command(
+        commands,
+        common,
         "demo",
-        parents=[common],
-        help="index the bundled sample manuals and answer questions in Japanese and English",
+        summary="index the bundled sample manuals and answer questions in Japanese and English",
         description=(
             "Chunk the bundled sample manuals, index them offline into an embedded Chroma in DIR "
             "(a second run finds it up to date), and answer a few questions in both languages, "

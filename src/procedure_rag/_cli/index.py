@@ -28,6 +28,7 @@ from procedure_rag._cli.common import (
     Parser,
     Streams,
     Style,
+    add_command,
     build_chunker,
     chunks_of,
     display_path,
@@ -319,10 +320,11 @@ def _add_model(parser: argparse.ArgumentParser) -> None:
 
 def add_index(commands: Commands, common: Parser) -> None:
     """Register ``index``."""
-    parser = commands.add_parser(
+    parser = add_command(
+        commands,
+        common,
         "index",
-        parents=[common],
-        help="build or update the multi-vector index from files",
+        summary="build or update the multi-vector index from files",
         description=(
             "Chunk every FILE (folders recursively: "
             f"{', '.join(sorted(SUFFIXES))} and layout-parser JSON), make the deterministic "
@@ -366,10 +368,11 @@ def run_index(args: argparse.Namespace, streams: Streams) -> int:
 
 def add_query(commands: Commands, common: Parser) -> None:
     """Register ``query``."""
-    parser = commands.add_parser(
+    parser = add_command(
+        commands,
+        common,
         "query",
-        parents=[common],
-        help="ask the index a question and print the chunks found",
+        summary="ask the index a question and print the chunks found",
         description=(
             "Search the index in DIR and print the K best raw chunks: score, what matched, "
             "section path, steps with their conditions and cautions, source file and page."

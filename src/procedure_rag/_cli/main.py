@@ -40,6 +40,7 @@ from procedure_rag._cli.common import (
     Parser,
     Streams,
     Style,
+    add_command,
     build_chunker,
     chunks_of,
     read_input,
@@ -87,10 +88,11 @@ def _check_format(source_format: str) -> None:
 
 
 def _add_split(commands: Commands, common: Parser) -> None:
-    parser = commands.add_parser(
+    parser = add_command(
+        commands,
+        common,
         "split",
-        parents=[common],
-        help="chunk files and print the chunks",
+        summary="chunk files and print the chunks",
         description="Chunk each FILE into procedure blocks and print them, readably or as JSON lines.",
     )
     parser.add_argument("files", nargs="+", metavar="FILE", help="UTF-8 file to chunk; '-' reads stdin")
@@ -136,10 +138,11 @@ def _run_split(args: argparse.Namespace, streams: Streams) -> int:
 
 
 def _add_show(commands: Commands, common: Parser) -> None:
-    parser = commands.add_parser(
+    parser = add_command(
+        commands,
+        common,
         "show",
-        parents=[common],
-        help="draw a file with its chunks as coloured blocks, in an HTML page",
+        summary="draw a file with its chunks as coloured blocks, in an HTML page",
         description=(
             "Chunk FILE and write a self-contained HTML page that draws the document with each "
             "chunk as a coloured block and each step's fields visible."
