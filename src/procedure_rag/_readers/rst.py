@@ -34,7 +34,7 @@ from procedure_rag._errors import ReaderError
 from procedure_rag._language.labels import admonition_label
 from procedure_rag._language.numbering import DEFAULT_STEP_STYLES, StepStyle
 from procedure_rag._language.text import join_lines
-from procedure_rag._readers.html import BlockEmitter, format_number, place
+from procedure_rag._readers.markup import BlockEmitter, format_number, place
 from procedure_rag._readers.tables import pipe_table
 from procedure_rag._types import ElementKind, LayoutElement
 
