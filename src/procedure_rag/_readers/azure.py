@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from procedure_rag._errors import ReaderError
 from procedure_rag._language.numbering import match_heading_number
+from procedure_rag._readers.draft import ElementDraft
 from procedure_rag._readers.layout_json import ElementSink, Fields, ListAssembler, rect_box
 from procedure_rag._readers.tables import pipe_table
 from procedure_rag._types import MAX_HEADING_LEVEL, BBox, ElementKind, LayoutElement
@@ -280,7 +281,6 @@ class _Reader:
         role = fields.get_str("role")
         text = self._content(fields)
         page, bbox = self._where(fields)
-        common = {"record_id": fields.record, "page": page, "bbox": bbox}
         if role in ("title", "sectionHeading"):
             self.lists.close()
             level = self.levels.get(fields.record)
@@ -288,10 +288,13 @@ class _Reader:
                 numbered = match_heading_number(text)
                 level = numbered[1] if numbered else 2
             kind = ElementKind.TITLE if role == "title" else ElementKind.SECTION_HEADER
-            self.sink.add(kind, text, level=max(level, 1), **common)  # type: ignore[arg-type]
+            self.sink.add(
+                ElementDraft(kind, text, level=max(level, 1)), record_id=fields.record, page=page, bbox=bbox
+            )
         elif role in _ROLE_KINDS:
             # Running furniture interrupts a list that flows over a page break; it does not end it.
-            self.sink.add(_ROLE_KINDS[role], text, hints=(("role", role),), **common)  # type: ignore[arg-type]
+            furniture = ElementDraft(_ROLE_KINDS[role], text, hints=(("role", role),))
+            self.sink.add(furniture, record_id=fields.record, page=page, bbox=bbox)
         else:
             self.lists.text(text, record_id=fields.record, page=page, bbox=bbox)
 
@@ -311,8 +314,7 @@ class _Reader:
         header_rows = next((i for i, h in enumerate(header) if not h), rows_n)
         page, bbox = self._where(fields)
         table = self.lists.block(
-            ElementKind.TABLE,
-            pipe_table(grid, header_rows=header_rows),
+            ElementDraft(ElementKind.TABLE, pipe_table(grid, header_rows=header_rows)),
             record_id=fields.record,
             page=page,
             bbox=bbox,
@@ -320,15 +322,10 @@ class _Reader:
         caption = fields.get_obj("caption", record=f"{fields.record}/caption")
         if caption is not None:
             cap_page, cap_box = self._where(caption)
-            self.sink.add(
-                ElementKind.CAPTION,
-                self._content(caption),
-                record_id=caption.record,
-                page=cap_page,
-                bbox=cap_box,
-                parent_id=table.parent_id,
-                list_id=table.list_id,
+            draft = ElementDraft(
+                ElementKind.CAPTION, self._content(caption), parent_id=table.parent_id, list_id=table.list_id
             )
+            self.sink.add(draft, record_id=caption.record, page=cap_page, bbox=cap_box)
 
     def _figure(self, fields: Fields) -> None:
         caption = fields.get_obj("caption", record=f"{fields.record}/caption")
@@ -345,11 +342,5 @@ class _Reader:
         if figure_id:
             hints.append(("figure_id", figure_id))
         # The caption is the picture's text; without one, the words printed inside the figure are.
-        self.lists.block(
-            ElementKind.PICTURE,
-            caption_text or body,
-            record_id=fields.record,
-            page=page,
-            bbox=bbox,
-            hints=tuple(hints),
-        )
+        picture = ElementDraft(ElementKind.PICTURE, caption_text or body, hints=tuple(hints))
+        self.lists.block(picture, record_id=fields.record, page=page, bbox=bbox)

@@ -24,6 +24,7 @@ from procedure_rag._language.labels import leading_label
 from procedure_rag._language.numbering import DEFAULT_STEP_STYLES, StepStyle, match_step_marker
 from procedure_rag._language.substeps import SubStep, find_substeps
 from procedure_rag._language.text import join_lines
+from procedure_rag._readers.draft import ElementDraft, element_id_for, list_id_for
 from procedure_rag._readers.markdown_events import CharIndex, segment_events
 from procedure_rag._types import ElementKind, LayoutElement, Span
 
@@ -190,39 +191,16 @@ class _Walker:
 
     # -- emitting -------------------------------------------------------------
     def emit(
-        self,
-        kind: ElementKind,
-        text: str,
-        start: int,
-        end: int,
-        *,
-        inside: bool = True,
-        element_id: str = "",
-        level: int = 0,
-        number: str = "",
-        ordered: bool = False,
-        parent_id: str | None = None,
-        list_id: str | None = None,
-        admonition: str = "",
-        hints: tuple[tuple[str, str], ...] = (),
+        self, draft: ElementDraft, start: int, end: int, *, inside: bool = True, element_id: str = ""
     ) -> LayoutElement:
-        """Build the next element and queue it in :attr:`out`; ``inside`` puts it under the open list item."""
+        """Place the next element and queue it in :attr:`out`; ``inside`` puts it under the open list item."""
         if inside and self.items:
-            parent_id = parent_id or self.items[-1].element_id
-            list_id = list_id or self.items[-1].list_id
-        el = LayoutElement(
-            element_id=element_id or f"{self.source_id}#e{self.order}",
-            kind=kind,
-            text=text,
-            order=self.order,
+            draft.parent_id = draft.parent_id or self.items[-1].element_id
+            draft.list_id = draft.list_id or self.items[-1].list_id
+        el = draft.build(
+            element_id or element_id_for(self.source_id, self.order),
+            self.order,
             span=Span(start, max(start, end)),
-            level=level,
-            number=number,
-            ordered=ordered,
-            parent_id=parent_id,
-            list_id=list_id,
-            admonition=admonition,
-            hints=hints,
         )
         self.order += 1
         self.last_end = max(self.last_end, end)
@@ -236,7 +214,9 @@ class _Walker:
         if stripped:
             lead = self.last_end + len(gap) - len(gap.lstrip())
             body = "" if _MARKUP_ONLY.fullmatch(stripped) else _clean_block(stripped)
-            self.emit(ElementKind.TEXT, body, lead, lead + len(stripped), hints=(("markup", "1"),))
+            self.emit(
+                ElementDraft(ElementKind.TEXT, body, hints=(("markup", "1"),)), lead, lead + len(stripped)
+            )
         self.last_end = max(self.last_end, upto)
 
     def flush_item(self, item: _Item, end: int) -> None:
@@ -244,42 +224,37 @@ class _Walker:
         if item.flushed:
             return
         item.flushed = True
-        item.element_id = f"{self.source_id}#e{self.order}"
+        item.element_id = element_id_for(self.source_id, self.order)
         substeps: list[tuple[int, int, SubStep]] = []
         if item.inline_start >= 0:
             stop, substeps = self._substeps(item.inline_start, item.inline_end)
             text = _prose(self.text[item.inline_start : stop])
         else:
             text, stop = "", min(end, item.start + len(item.marker) + 1)
-        self.emit(
+        own = ElementDraft(
             ElementKind.LIST_ITEM,
             text,
-            item.start,
-            stop,
-            inside=False,
-            element_id=item.element_id,
             level=item.level,
             number=item.marker,
             ordered=item.ordered,
             parent_id=item.parent_id,
             list_id=item.list_id,
         )
+        self.emit(own, item.start, stop, inside=False, element_id=item.element_id)
         parents = [item.element_id]  # the enclosing step of each depth
         for start, stop, sub in substeps:
             body = self.text[start:stop]
             del parents[sub.depth :]
-            el = self.emit(
+            draft = ElementDraft(
                 ElementKind.LIST_ITEM,
                 _prose(body[sub.marker.rest_start :]),
-                start,
-                stop,
-                inside=False,
                 level=item.level + sub.depth,
                 number=sub.marker.marker,
                 ordered=sub.marker.ordered,
                 parent_id=parents[-1],
                 list_id=item.list_id,
             )
+            el = self.emit(draft, start, stop, inside=False)
             parents.append(el.element_id)
 
     def _substeps(self, start: int, end: int) -> tuple[int, list[tuple[int, int, SubStep]]]:
@@ -405,7 +380,7 @@ class _Walker:
             self.opaque = (name, 0, start)
         elif name == "List":
             first = payload if isinstance(payload, int) and not isinstance(payload, bool) else 1
-            list_id = self.items[-1].list_id if self.items else f"{self.source_id}#l{self.order}"
+            list_id = self.items[-1].list_id if self.items else list_id_for(self.source_id, self.order)
             self.lists.append(_List(list_id, payload is not None, len(self.lists), first))
         elif name == "Item":
             self._start_item(start)
@@ -439,14 +414,16 @@ class _Walker:
     def _paragraph(self, para: _Paragraph, end: int) -> None:
         if para.name == "Heading":
             title = _HTML_TAG.sub("", "".join(para.parts)).strip()
-            self.emit(ElementKind.SECTION_HEADER, title, para.start, end, inside=False, level=para.level)
+            heading = ElementDraft(ElementKind.SECTION_HEADER, title, level=para.level)
+            self.emit(heading, para.start, end, inside=False)
             return
         item = self.items[-1] if self.items else None
         if item is not None and not item.flushed:
             item.inline_start, item.inline_end = para.start, end
             self.flush_item(item, end)
         elif para.image_url is not None and not para.has_other:
-            self.emit(ElementKind.PICTURE, para.image_alt, para.start, end, hints=(("url", para.image_url),))
+            picture = ElementDraft(ElementKind.PICTURE, para.image_alt, hints=(("url", para.image_url),))
+            self.emit(picture, para.start, end)
         else:
             self._plain_paragraph(para.start, end)
 
@@ -457,10 +434,14 @@ class _Walker:
         first_mark = next((mk for mk in marks if mk is not None), None)
         if first_mark is None or (len(lines) == 1 and first_mark.style.startswith("bullet")):
             admonition, _ = leading_label(self.text[start:end])
-            self.emit(ElementKind.TEXT, _prose(self.text[start:end]), start, end, admonition=admonition)
+            self.emit(
+                ElementDraft(ElementKind.TEXT, _prose(self.text[start:end]), admonition=admonition),
+                start,
+                end,
+            )
             return
         nested = bool(self.items)
-        own_list = self.items[-1].list_id if nested else f"{self.source_id}#l{self.order}"
+        own_list = self.items[-1].list_id if nested else list_id_for(self.source_id, self.order)
         pos = start
         group: list[tuple[int, int, str]] = []
         marker: tuple[str, bool] | None = None
@@ -484,31 +465,25 @@ class _Walker:
         start, end = group[0][0], group[-1][1]
         group.clear()
         if marker is None:
-            self.emit(ElementKind.TEXT, text, start, end)
+            self.emit(ElementDraft(ElementKind.TEXT, text), start, end)
             return
-        self.emit(
-            ElementKind.LIST_ITEM,
-            text,
-            start,
-            end,
-            number=marker[0],
-            ordered=marker[1],
-            list_id=list_id,
-            level=len(self.lists) if nested else 0,
+        level = len(self.lists) if nested else 0
+        item = ElementDraft(
+            ElementKind.LIST_ITEM, text, level=level, number=marker[0], ordered=marker[1], list_id=list_id
         )
+        self.emit(item, start, end)
 
     def _opaque_element(self, name: str, start: int, end: int) -> LayoutElement:
         raw = self.text[start:end]
         kind = _OPAQUE[name]
         if name == "BlockQuote":
             label, body = _quote_text(raw)
-            return self.emit(kind, body, start, end, admonition=label, hints=(("quote", "1"),))
+            return self.emit(ElementDraft(kind, body, admonition=label, hints=(("quote", "1"),)), start, end)
         if name == "MetadataBlock":
             m = _FM_TITLE.search(raw)
             title = m.group(1).strip().strip("'\"") if m else ""
-            return self.emit(
-                kind, raw.strip(), start, end, inside=False, hints=(("title", title),) if title else ()
-            )
+            front = ElementDraft(kind, raw.strip(), hints=(("title", title),) if title else ())
+            return self.emit(front, start, end, inside=False)
         if name in ("Table", "CodeBlock"):
             # The range starts at the block's first character; later lines carry the
             # indentation of the enclosing list item, removed up to that column.
@@ -517,22 +492,22 @@ class _Walker:
             body = "\n".join([first, *(_dedent(ln, column) for ln in rest)]).strip("\n")
             fence = first.strip()
             lang = fence.lstrip("`~").strip() if name == "CodeBlock" and fence[:3] in ("```", "~~~") else ""
-            return self.emit(kind, body, start, end, hints=(("language", lang),) if lang else ())
+            return self.emit(
+                ElementDraft(kind, body, hints=(("language", lang),) if lang else ()), start, end
+            )
         if name == "HtmlBlock":
             image = _HTML_IMG.fullmatch(raw.strip())
             if image is not None:  # an <img> on its own is a picture, as ![alt](src) would be
                 alt = _HTML_ALT.search(image.group(0))
                 # The image path itself, also inside templating (Vue's :src="$withBase('/a.png')").
                 src = _IMAGE_PATH.search(image.group(0)) or _HTML_SRC.search(image.group(0))
+                hints = (("url", src.group(src.lastindex or 0)),) if src else ()
                 return self.emit(
-                    ElementKind.PICTURE,
-                    alt.group(1) if alt else "",
-                    start,
-                    end,
-                    hints=(("url", src.group(src.lastindex or 0)),) if src else (),
+                    ElementDraft(ElementKind.PICTURE, alt.group(1) if alt else "", hints=hints), start, end
                 )
-            return self.emit(kind, _clean_block(_HTML_TAG.sub(" ", raw)), start, end, hints=(("html", "1"),))
-        return self.emit(kind, _clean_block(raw), start, end)
+            html = ElementDraft(kind, _clean_block(_HTML_TAG.sub(" ", raw)), hints=(("html", "1"),))
+            return self.emit(html, start, end)
+        return self.emit(ElementDraft(kind, _clean_block(raw)), start, end)
 
 
 def iter_markdown(

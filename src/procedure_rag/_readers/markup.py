@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from procedure_rag._language.labels import leading_label
 from procedure_rag._language.numbering import DEFAULT_STEP_STYLES, StepMarker, StepStyle, match_step_marker
+from procedure_rag._readers.draft import ElementDraft, element_id_for, list_id_for
 from procedure_rag._types import ElementKind, LayoutElement, Span
 
 __all__ = ["BlockEmitter", "Draft", "format_number", "place"]
@@ -29,25 +30,17 @@ _WORD = re.compile(r"[A-Za-z0-9]{1,12}|[\u3040-\u30ff\u3400-\u9fff\uff66-\uff9f]
 _SEARCH_WINDOW = 20_000
 
 
-@dataclass
-class Draft:
+@dataclass(slots=True, kw_only=True)
+class Draft(ElementDraft):
     """An element before its span is known.
 
     ``line`` is the 0-based source line the block starts on, when the parser says;
-    the span stage finds blocks without one by their first word.
+    the span stage finds blocks without one by ``pattern`` or their first word,
+    ending no later than the 0-based line ``before`` when that is known.
     """
 
     element_id: str
-    kind: ElementKind
-    text: str
     line: int | None
-    level: int = 0
-    number: str = ""
-    ordered: bool = False
-    parent_id: str | None = None
-    list_id: str | None = None
-    admonition: str = ""
-    hints: tuple[tuple[str, str], ...] = ()
     pattern: re.Pattern[str] | None = None
     before: int | None = None
 
@@ -108,7 +101,7 @@ class BlockEmitter:
             outer = self._lists[-1]
             self._lists.append(_OpenList(outer.list_id, outer.depth + 1, outer.last_item))
         else:
-            self._lists.append(_OpenList(f"{self.source_id}#l{self._lists_opened}", 0))
+            self._lists.append(_OpenList(list_id_for(self.source_id, self._lists_opened), 0))
         self._lists_opened += 1
 
     def close_list(self) -> None:
@@ -145,15 +138,15 @@ class BlockEmitter:
         self._lists[len(self._items) - 1].last_item = item.element_id
         self._append(
             Draft(
-                item.element_id,
                 K.LIST_ITEM,
                 text,
-                item.line if item.line is not None else line,
                 level=item.level,
                 number=item.number,
                 ordered=item.ordered,
                 parent_id=item.parent_id,
                 list_id=item.list_id,
+                element_id=item.element_id,
+                line=item.line if item.line is not None else line,
             )
         )
         return True
@@ -164,7 +157,7 @@ class BlockEmitter:
     ) -> None:
         """A heading; it stands outside any list."""
         self._flush_item()
-        self._append(Draft(self._next_id(), kind, text, line, level=level))
+        self._append(Draft(kind, text, level=level, element_id=self._next_id(), line=line))
 
     def block(
         self,
@@ -189,14 +182,14 @@ class BlockEmitter:
         parent, list_id = self._context()
         self._append(
             Draft(
-                self._next_id(),
                 kind,
                 text,
-                line,
                 parent_id=parent,
                 list_id=list_id,
                 admonition=admonition,
                 hints=hints,
+                element_id=self._next_id(),
+                line=line,
                 pattern=pattern,
                 before=before,
             )
@@ -240,19 +233,19 @@ class BlockEmitter:
         else:
             parent, list_id = self._context()
             level = self._lists[-1].depth + 1 if self._lists else 0
-            list_id = list_id or self._pseudo_list or f"{self.source_id}#l{self._lists_opened}"
+            list_id = list_id or self._pseudo_list or list_id_for(self.source_id, self._lists_opened)
             if self._pseudo_list is None and not self._lists:
                 self._lists_opened += 1
         draft = Draft(
-            self._next_id(),
             K.LIST_ITEM,
             text,
-            line,
             level=level,
             number=marker.marker,
             ordered=marker.ordered,
             parent_id=parent,
             list_id=list_id,
+            element_id=self._next_id(),
+            line=line,
         )
         self._append(draft, pseudo=list_id)
 
@@ -265,7 +258,7 @@ class BlockEmitter:
         return None, None
 
     def _next_id(self) -> str:
-        return f"{self.source_id}#e{len(self.drafts)}"
+        return element_id_for(self.source_id, len(self.drafts))
 
     def _append(self, draft: Draft, *, pseudo: str | None = None) -> None:
         self.drafts.append(draft)
@@ -346,22 +339,7 @@ def place(drafts: Sequence[Draft], source: str, *, universal_newlines: bool = Fa
             end -= 1
         while start < end and source[start].isspace():
             start += 1
-        elements.append(
-            LayoutElement(
-                element_id=draft.element_id,
-                kind=draft.kind,
-                text=draft.text,
-                order=i,
-                span=Span(start, end),
-                level=draft.level,
-                number=draft.number,
-                ordered=draft.ordered,
-                parent_id=draft.parent_id,
-                list_id=draft.list_id,
-                admonition=draft.admonition,
-                hints=draft.hints,
-            )
-        )
+        elements.append(draft.build(draft.element_id, i, span=Span(start, end)))
     return elements
 
 

@@ -45,6 +45,7 @@ from procedure_rag._language.numbering import (
     marker_ordinal,
     match_step_marker,
 )
+from procedure_rag._readers.draft import element_id_for, list_id_for
 from procedure_rag._readers.headings import HeadingRules
 from procedure_rag._readers.text_lines import (
     CONTINUES_LINE,
@@ -232,7 +233,7 @@ class _Reader(HeadingRules):
         self, kind: ElementKind, line: Line, pieces: list[tuple[int, int]], *, done: bool = False
     ) -> Block:
         self.close_cur()
-        block = Block(kind, self.order, line, line, pieces, done=done)
+        block = Block(kind, order=self.order, first=line, last=line, pieces=pieces, done=done)
         self.order += 1
         self.queue.append(block)
         return block
@@ -243,7 +244,7 @@ class _Reader(HeadingRules):
             self.cur = None
 
     def eid(self, order: int) -> str:
-        return f"{self.source_id}#e{order}"
+        return element_id_for(self.source_id, order)
 
     def element(self, b: Block) -> LayoutElement:
         text = self.text
@@ -255,20 +256,12 @@ class _Reader(HeadingRules):
             body = " > ".join(text[s:e] for s, e in b.pieces)
         else:
             body = _join_wrapped(text, b.pieces) if b.pieces else text[b.first.body : b.first.end]
-        return LayoutElement(
-            element_id=self.eid(b.order),
-            kind=b.kind,
-            text=body,
-            order=b.order,
+        b.text = body
+        return b.build(
+            self.eid(b.order),
+            b.order,
             span=Span(b.first.start, b.last.end),
             page=self.pages.page_at(b.first.body),
-            level=b.level,
-            number=b.number,
-            ordered=b.ordered,
-            parent_id=b.parent_id,
-            list_id=b.list_id,
-            admonition=b.admonition,
-            hints=b.hints,
         )
 
     # ----- lists ---------------------------------------------------------------------------
@@ -359,7 +352,7 @@ class _Reader(HeadingRules):
         del self.stack[keep:]
         if self.list_id is None:
             self.lists += 1
-            self.list_id = f"{self.source_id}#l{self.lists}"
+            self.list_id = list_id_for(self.source_id, self.lists)
         block = self.new_block(ElementKind.LIST_ITEM, line, [(line.body + m.rest_start, line.end)])
         block.level = len(self.stack)
         block.number = m.marker

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from procedure_rag._readers.draft import ElementDraft
 from procedure_rag._types import ElementKind
 
 __all__ = [
@@ -73,22 +74,16 @@ class Line:
     head: str  # the first characters of the line, where markers are matched
 
 
-@dataclass(slots=True)
-class Block:
-    kind: ElementKind
+@dataclass(slots=True, kw_only=True)
+class Block(ElementDraft):
+    """An element being built from source lines; its text is sliced from them when it is done."""
+
     order: int
     first: Line
     last: Line
     pieces: list[tuple[int, int]] = field(default_factory=list)
     join: str = "wrap"  # "wrap": unwrap lines; "lines": keep line breaks; "raw": source slice;
     # "path": menu labels joined by " > "
-    level: int = 0
-    number: str = ""
-    ordered: bool = False
-    parent_id: str | None = None
-    list_id: str | None = None
-    admonition: str = ""
-    hints: tuple[tuple[str, str], ...] = ()
     done: bool = False
     resolved: bool = True
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 from procedure_rag._language.numbering import match_heading_number, match_step_marker
 from procedure_rag._language.text import join_lines
+from procedure_rag._readers.draft import ElementDraft
 from procedure_rag._readers.layout_json import ElementSink, Fields, ListAssembler, rect_box
 from procedure_rag._readers.tables import pipe_table
 from procedure_rag._types import BBox, ElementKind, LayoutElement
@@ -159,9 +160,8 @@ class _Reader:
             self._list(block)
             return
         if kind == "LAYOUT_TABLE":
-            self.lists.block(
-                ElementKind.TABLE, self._table(block), record_id=block.record, page=page, bbox=bbox
-            )
+            table = ElementDraft(ElementKind.TABLE, self._table(block))
+            self.lists.block(table, record_id=block.record, page=page, bbox=bbox)
             return
         text = self.text(block)
         if kind in ("LAYOUT_TITLE", "LAYOUT_SECTION_HEADER"):
@@ -169,13 +169,14 @@ class _Reader:
             numbered = match_heading_number(text)
             level = 1 if kind == "LAYOUT_TITLE" else numbered[1] if numbered else 2
             heading = ElementKind.TITLE if kind == "LAYOUT_TITLE" else ElementKind.SECTION_HEADER
-            self.sink.add(heading, text, record_id=block.record, page=page, bbox=bbox, level=level)
+            self.sink.add(
+                ElementDraft(heading, text, level=level), record_id=block.record, page=page, bbox=bbox
+            )
         elif kind in _SIMPLE:
             if _SIMPLE[kind] in (ElementKind.PICTURE, ElementKind.FORM):
                 self.lists.close()
-            self.sink.add(
-                _SIMPLE[kind], text, record_id=block.record, page=page, bbox=bbox, hints=(("type", kind),)
-            )
+            draft = ElementDraft(_SIMPLE[kind], text, hints=(("type", kind),))
+            self.sink.add(draft, record_id=block.record, page=page, bbox=bbox)
         else:  # LAYOUT_TEXT and any layout type added after this reader was written
             self.lists.text(text, record_id=block.record, page=page, bbox=bbox)
 

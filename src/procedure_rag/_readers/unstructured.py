@@ -50,6 +50,7 @@ from procedure_rag._errors import ReaderError
 from procedure_rag._language.labels import leading_label
 from procedure_rag._language.lexicons import LEXICONS, Lexicon, detect_language, split_sentences
 from procedure_rag._language.numbering import match_heading_number, match_step_marker
+from procedure_rag._readers.draft import element_id_for, list_id_for
 from procedure_rag._readers.registry import load_json
 from procedure_rag._readers.unstructured_records import FORMAT, KINDS, Entry, as_records, read_entries
 from procedure_rag._types import MAX_HEADING_LEVEL, ElementKind, LayoutElement
@@ -253,7 +254,7 @@ class _Lists:
 
     def _close(self, run: list[int], lead: int | None) -> None:
         entries = self.entries
-        list_id = f"{self.source_id}#l{run[0]}"
+        list_id = list_id_for(self.source_id, run[0])
         items = [i for i in run if entries[i].kind is ElementKind.LIST_ITEM]
         depths = [d for i in items if (d := entries[i].depth) is not None]
         base = min(depths, default=0)
@@ -312,23 +313,14 @@ class _Lists:
 
 def _elements(entries: Sequence[Entry], source_id: str) -> Iterator[LayoutElement]:
     for order, e in enumerate(entries):
-        parent = None if e.item_parent is None else f"{source_id}#e{e.item_parent}"
-        yield LayoutElement(
-            element_id=f"{source_id}#e{order}",
-            kind=e.kind,
-            text=e.text,
-            order=order,
+        e.parent_id = None if e.item_parent is None else element_id_for(source_id, e.item_parent)
+        yield e.build(
+            element_id_for(source_id, order),
+            order,
             page=e.page,
             bbox=e.bbox,
-            level=e.level,
-            number=e.number,
-            ordered=e.ordered,
-            parent_id=parent,
-            list_id=e.list_id,
-            admonition=e.admonition,
-            hints=e.hints,
-            section_path=e.path,
             record_id=e.name if not e.name.startswith("#") else "",
+            section_path=e.path,
         )
 
 

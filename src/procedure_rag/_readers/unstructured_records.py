@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from procedure_rag._errors import ReaderError
+from procedure_rag._readers.draft import ElementDraft
 from procedure_rag._readers.tables import html_table_to_markdown
 from procedure_rag._types import BBox, ElementKind
 
@@ -151,25 +152,23 @@ def _unpack(packed: str, name: str) -> object:
 # -- one record -> one entry ---------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class Entry:
-    """One element on its way to a :class:`LayoutElement`."""
+@dataclass(slots=True, kw_only=True)
+class Entry(ElementDraft):
+    """One element on its way to a :class:`LayoutElement`, with the parser's hierarchy.
+
+    ``name`` is the record's ``element_id`` (``#index`` without one), ``depth`` its
+    ``category_depth`` and ``parent`` its ``parent_id``; the passes fill in ``path``
+    (the section path), ``item_parent`` (the index of the enclosing list item) and
+    ``marked`` (the text opened with a step marker, kept as the number).
+    """
 
     name: str
-    kind: ElementKind
-    text: str
     page: int | None = None
     bbox: BBox | None = None
     depth: int | None = None
     parent: str | None = None
-    hints: tuple[tuple[str, str], ...] = ()
-    admonition: str = ""
-    number: str = ""
-    ordered: bool = False
-    level: int = 0
     path: tuple[str, ...] = ()
     item_parent: int | None = None
-    list_id: str | None = None
     marked: bool = False
 
 
@@ -284,7 +283,7 @@ def _entry(index: int, text: object, metadata: Mapping[str, Any]) -> Entry | Non
         text = text.strip()
     if not text.strip() and not (kind is ElementKind.PICTURE and url):
         return None
-    return Entry(name, kind, text, page, bbox, depth, parent or None, hints)
+    return Entry(kind, text, hints=hints, name=name, page=page, bbox=bbox, depth=depth, parent=parent or None)
 
 
 def _check_parents(entries: Sequence[Entry]) -> None:
