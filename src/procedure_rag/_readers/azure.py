@@ -18,6 +18,7 @@ from procedure_rag._errors import ReaderError
 from procedure_rag._language.numbering import match_heading_number
 from procedure_rag._readers.draft import ElementDraft
 from procedure_rag._readers.layout_json import ElementSink, Fields, ListAssembler, rect_box
+from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._readers.tables import pipe_table
 from procedure_rag._types import MAX_HEADING_LEVEL, BBox, ElementKind, LayoutElement
 
@@ -55,18 +56,24 @@ class _Item:
     fields: Fields
 
 
-def read_azure(source: object, *, source_id: str) -> list[LayoutElement]:
+def read_azure(
+    source: object, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
+) -> list[LayoutElement]:
     """Return :func:`iter_azure` as a list."""
-    return list(iter_azure(source, source_id=source_id))
+    return list(iter_azure(source, source_id=source_id, options=options))
 
 
-def iter_azure(source: object, *, source_id: str) -> Iterator[LayoutElement]:
+def iter_azure(
+    source: object, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
+) -> Iterator[LayoutElement]:
     """Yield the layout elements of an Azure Document Intelligence layout result.
 
     Args:
         source: The parsed JSON: the operation result (``{"analyzeResult": …}``) or
             the analyze result itself.
         source_id: Id of the document; element ids start with it.
+        options: The reader options: step styles find the markers the service
+            left in paragraph text, heading styles the levels it does not give.
 
     Raises:
         ReaderError: For malformed input, naming the record (``/paragraphs/3``…): wrong
@@ -74,14 +81,15 @@ def iter_azure(source: object, *, source_id: str) -> Iterator[LayoutElement]:
     """
     root = Fields.of(_FMT, "analyzeResult", source)
     result = root.get_obj("analyzeResult") or root
-    yield from _Reader(result, source_id).read()
+    yield from _Reader(result, source_id, options).read()
 
 
 class _Reader:
-    def __init__(self, result: Fields, source_id: str) -> None:
+    def __init__(self, result: Fields, source_id: str, options: ReaderOptions) -> None:
         self.result = result
         self.sink = ElementSink(source_id)
-        self.lists = ListAssembler(self.sink)
+        self.lists = ListAssembler(self.sink, options.step_styles)
+        self.heading_styles = options.heading_styles
         self.markdown = result.get_str("contentFormat") == "markdown"
         self.pages = self._pages()
         self.paragraphs = result.get_list("paragraphs")
@@ -285,7 +293,7 @@ class _Reader:
             self.lists.close()
             level = self.levels.get(fields.record)
             if level is None:  # no sections tree: numbering, else one below the title
-                numbered = match_heading_number(text)
+                numbered = match_heading_number(text, self.heading_styles)
                 level = numbered[1] if numbered else 2
             kind = ElementKind.TITLE if role == "title" else ElementKind.SECTION_HEADER
             self.sink.add(

@@ -30,6 +30,7 @@ from procedure_rag._errors import ReaderError
 from procedure_rag._language.labels import leading_label
 from procedure_rag._language.numbering import match_heading_number, match_step_marker
 from procedure_rag._readers.draft import ElementDraft, element_id_for, list_id_for
+from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._readers.tables import pipe_table
 from procedure_rag._types import BBox, ElementKind, LayoutElement
 
@@ -75,13 +76,17 @@ _LIST_GROUPS = frozenset({"list", "ordered_list"})
 _LAYERS = frozenset({"body", "furniture", "notes"})
 
 
-def iter_docling(source: object, *, source_id: str) -> Iterator[LayoutElement]:
+def iter_docling(
+    source: object, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
+) -> Iterator[LayoutElement]:
     """Yield the layout elements of a Docling document in reading order.
 
     Args:
         source: A ``docling_core.types.doc.DoclingDocument``, or its JSON export as a
             ``dict`` (``schema_name`` ``"DoclingDocument"``).
         source_id: Id of the document; element ids are ``f"{source_id}#e{order}"``.
+        options: The reader options: step styles find markers in paragraph and item
+            text, heading styles the levels of a flat conversion.
 
     Yields:
         One element per Docling item (list groups and other groups give none), with
@@ -95,12 +100,14 @@ def iter_docling(source: object, *, source_id: str) -> Iterator[LayoutElement]:
         ImportError: When docling-core is not installed.
     """
     document = _as_document(source)
-    yield from _Walker(document, source_id).run()
+    yield from _Walker(document, source_id, options).run()
 
 
-def read_docling(source: object, *, source_id: str) -> list[LayoutElement]:
+def read_docling(
+    source: object, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
+) -> list[LayoutElement]:
     """Return :func:`iter_docling` as a list."""
-    return list(iter_docling(source, source_id=source_id))
+    return list(iter_docling(source, source_id=source_id, options=options))
 
 
 def _as_document(source: object) -> DoclingDocument:
@@ -266,6 +273,7 @@ class _Run:
 class _Walker:
     doc: DoclingDocument
     source_id: str
+    options: ReaderOptions
     order: int = 0
     emitted: set[str] = field(default_factory=set)
     steps: _Run = field(default_factory=_Run)
@@ -388,7 +396,7 @@ class _Walker:
         level = int(getattr(item, "level", 1)) if kind is ElementKind.SECTION_HEADER else 0
         number = ""
         if kind is ElementKind.SECTION_HEADER and self.flat_headings:
-            found = match_heading_number(text)
+            found = match_heading_number(text, self.options.heading_styles)
             if found is not None:
                 number, level, _ = found
         return self.make(item, ElementDraft(kind, text, level=level, number=number), None)
@@ -402,7 +410,7 @@ class _Walker:
         if number and text.startswith(number) and text[len(number) : len(number) + 1].isspace():
             text = text[len(number) :]  # some converters keep the marker in the text as well
         if not number:
-            found = match_step_marker(text)
+            found = match_step_marker(text, self.options.step_styles)
             if found is not None:
                 number, text, enumerated = found.marker, text[found.rest_start :], found.ordered
             else:
@@ -422,7 +430,7 @@ class _Walker:
         """A paragraph that opens with a step marker is a list item; one with a label is a note."""
         if context is not None or not element.text:
             return element
-        found = match_step_marker(element.text)
+        found = match_step_marker(element.text, self.options.step_styles)
         if found is not None:
             if self.steps.list_id is None:
                 self.steps.list_id = list_id_for(self.source_id, element.order)

@@ -23,6 +23,7 @@ from procedure_rag._readers.layout_json import (
     ListAssembler,
     rect_box,
 )
+from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._readers.tables import pipe_table
 from procedure_rag._types import BBox, ElementKind, LayoutElement
 
@@ -51,18 +52,24 @@ class _Context:
     depth: int = 0
 
 
-def read_google_docai(source: object, *, source_id: str) -> list[LayoutElement]:
+def read_google_docai(
+    source: object, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
+) -> list[LayoutElement]:
     """Return :func:`iter_google_docai` as a list."""
-    return list(iter_google_docai(source, source_id=source_id))
+    return list(iter_google_docai(source, source_id=source_id, options=options))
 
 
-def iter_google_docai(source: object, *, source_id: str) -> Iterator[LayoutElement]:
+def iter_google_docai(
+    source: object, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
+) -> Iterator[LayoutElement]:
     """Yield the layout elements of a Document AI layout parser result.
 
     Args:
         source: The parsed JSON: a ``Document`` (``{"documentLayout": …}``) or a
             response wrapping one (``{"document": {…}}``).
         source_id: Id of the document; element ids start with it.
+        options: The reader options: step styles find the markers the service left
+            in paragraph and list-entry text.
 
     Raises:
         ReaderError: For malformed input, naming the block (its ``blockId``).
@@ -70,7 +77,7 @@ def iter_google_docai(source: object, *, source_id: str) -> Iterator[LayoutEleme
     root = Fields.of(_FMT, "document", source)
     document = root.get_obj("document") or root
     layout = document.need_obj("documentLayout", record="documentLayout")
-    reader = _Reader(document, source_id)
+    reader = _Reader(document, source_id, options)
     for i, block in enumerate(layout.get_list("blocks", required=True)):
         start = len(reader.sink.elements)
         reader.block(block, f"blocks/{i}", _Context(), _Where(None, None))
@@ -78,9 +85,10 @@ def iter_google_docai(source: object, *, source_id: str) -> Iterator[LayoutEleme
 
 
 class _Reader:
-    def __init__(self, document: Fields, source_id: str) -> None:
+    def __init__(self, document: Fields, source_id: str, options: ReaderOptions) -> None:
         self.sink = ElementSink(source_id)
-        self.lists = ListAssembler(self.sink)
+        self.step_styles = options.step_styles
+        self.lists = ListAssembler(self.sink, self.step_styles)
         self.pages: list[tuple[float, float, str] | None] = []
         for i, raw in enumerate(document.get_list("pages")):
             page = Fields.of(_FMT, f"pages/{i}", raw)
@@ -212,7 +220,7 @@ class _Reader:
                 item_id = first.get_str("blockId") or first.record
                 item_where = self._where(Fields(_FMT, item_id, first.data), where)
                 text = " ".join(first_text.get_str("text").split())
-                marker = match_step_marker(text)
+                marker = match_step_marker(text, self.step_styles)
                 if marker is not None:  # the service kept the number in the text
                     number, text = marker.marker, text[marker.rest_start :].strip()
                 else:

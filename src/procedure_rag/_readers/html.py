@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING
 
 from procedure_rag._errors import ReaderError
 from procedure_rag._language.labels import LABEL_WORDS, admonition_label
-from procedure_rag._language.numbering import DEFAULT_STEP_STYLES, StepStyle
 from procedure_rag._language.text import join_lines
 from procedure_rag._readers.markup import BlockEmitter, format_number, place
+from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._readers.tables import pipe_table
 from procedure_rag._types import ElementKind, LayoutElement
 
@@ -467,7 +467,7 @@ def _admonition(el: HtmlElement) -> str:
 
 
 def iter_html(
-    source: str | bytes, *, source_id: str, step_styles: tuple[StepStyle, ...] = DEFAULT_STEP_STYLES
+    source: str | bytes, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
 ) -> Iterator[LayoutElement]:
     """Yield the layout elements of an HTML page in reading order.
 
@@ -475,8 +475,8 @@ def iter_html(
         source: The page as ``str``; bytes are decoded with :func:`decode_html`
             (spans then point into the decoded text).
         source_id: Id of the document; element ids start with it.
-        step_styles: Step numbering styles recognised in paragraphs that are not
-            HTML lists (``①``, ``（1）``, ``手順1``…).
+        options: The reader options; their step styles are recognised in paragraphs
+            that are not HTML lists (``①``, ``（1）``, ``手順1``…).
 
     Yields:
         One element per block, each with a span (a line range) into the text.
@@ -503,7 +503,7 @@ def iter_html(
         raise ImportError(msg) from exc
     # lxml refuses str input that declares an encoding; blank it out, keeping offsets.
     text = _XML_DECLARATION.sub(lambda m: " " * len(m.group()), source, count=1)
-    out = BlockEmitter(source_id, step_styles)
+    out = BlockEmitter(source_id, options.step_styles)
     try:
         # libxml2 drops whatever nests deeper than 255 elements unless told otherwise.
         parser = lxml.html.HTMLParser(huge_tree=True)
@@ -540,7 +540,7 @@ def _check_parse(parser: HTMLParser) -> None:
 
 
 def read_html(
-    source: str | bytes, *, source_id: str, step_styles: tuple[StepStyle, ...] = DEFAULT_STEP_STYLES
+    source: str | bytes, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
 ) -> list[LayoutElement]:
     """Return :func:`iter_html` as a list."""
-    return list(iter_html(source, source_id=source_id, step_styles=step_styles))
+    return list(iter_html(source, source_id=source_id, options=options))

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from procedure_rag._errors import ReaderError
 from procedure_rag._language.labels import leading_label
-from procedure_rag._language.numbering import match_step_marker
+from procedure_rag._language.numbering import DEFAULT_STEP_STYLES, StepStyle, match_step_marker
 from procedure_rag._readers.draft import ElementDraft, element_id_for, list_id_for
 from procedure_rag._types import BBox, ElementKind, LayoutElement
 
@@ -215,6 +215,7 @@ class ListAssembler:
     """
 
     sink: ElementSink
+    step_styles: tuple[StepStyle, ...] = DEFAULT_STEP_STYLES
     _stack: list[_Open] = field(default_factory=list)
     _list_id: str | None = None
 
@@ -234,7 +235,7 @@ class ListAssembler:
         ordered_hint: bool | None = None,
     ) -> LayoutElement:
         """Add a paragraph: a list item when it starts with a marker, else text (maybe inside an item)."""
-        marker = match_step_marker(text.lstrip())
+        marker = match_step_marker(text.lstrip(), self.step_styles)
         if marker is None:
             note = ElementDraft(ElementKind.TEXT, text, admonition=leading_label(text)[0], hints=hints)
             return self.block(note, record_id=record_id, page=page, bbox=bbox)

@@ -21,11 +21,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from procedure_rag._language.labels import leading_label
-from procedure_rag._language.numbering import DEFAULT_STEP_STYLES, StepStyle, match_step_marker
+from procedure_rag._language.numbering import StepStyle, match_step_marker
 from procedure_rag._language.substeps import SubStep, find_substeps
 from procedure_rag._language.text import join_lines
 from procedure_rag._readers.draft import ElementDraft, element_id_for, list_id_for
 from procedure_rag._readers.markdown_events import CharIndex, segment_events
+from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._types import ElementKind, LayoutElement, Span
 
 if TYPE_CHECKING:
@@ -511,22 +512,23 @@ class _Walker:
 
 
 def iter_markdown(
-    text: str, *, source_id: str, step_styles: tuple[StepStyle, ...] = DEFAULT_STEP_STYLES
+    text: str, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
 ) -> Iterator[LayoutElement]:
     """Yield the layout elements of a Markdown document in reading order.
 
     Args:
         text: The Markdown source.
         source_id: Id of the document; element ids start with it.
-        step_styles: Step numbering styles recognised in paragraphs that are not
-            Markdown lists (``①``, ``（1）``, ``手順1``, ``・``…).
+        options: The reader options; their step styles are recognised in paragraphs
+            that are not Markdown lists (``①``, ``（1）``, ``手順1``, ``・``…) and in
+            sub-steps on an item's continuation lines.
 
     Yields:
         One element per block. Every non-whitespace character of ``text`` lies in
         the span of some element: markup between blocks (rules, reference
         definitions) becomes an element with empty text.
     """
-    walker = _Walker(text, source_id, step_styles)
+    walker = _Walker(text, source_id, options.step_styles)
     for start, end, events in segment_events(text):
         walker.char = CharIndex(text[start:end] if end - start < len(text) else text, start)
         yield from walker.walk(events)
@@ -535,7 +537,7 @@ def iter_markdown(
 
 
 def read_markdown(
-    text: str, *, source_id: str, step_styles: tuple[StepStyle, ...] = DEFAULT_STEP_STYLES
+    text: str, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
 ) -> list[LayoutElement]:
     """Return :func:`iter_markdown` as a list."""
-    return list(iter_markdown(text, source_id=source_id, step_styles=step_styles))
+    return list(iter_markdown(text, source_id=source_id, options=options))

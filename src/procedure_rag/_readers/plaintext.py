@@ -37,8 +37,6 @@ from functools import cache
 
 from procedure_rag._language.labels import LEADING_LABEL, leading_label
 from procedure_rag._language.numbering import (
-    DEFAULT_HEADING_STYLES,
-    DEFAULT_STEP_STYLES,
     HeadingStyle,
     StepMarker,
     StepStyle,
@@ -47,6 +45,7 @@ from procedure_rag._language.numbering import (
 )
 from procedure_rag._readers.draft import element_id_for, list_id_for
 from procedure_rag._readers.headings import HeadingRules
+from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._readers.text_lines import (
     CONTINUES_LINE,
     RULE,
@@ -505,8 +504,7 @@ def iter_plain_text(
     text: str,
     *,
     source_id: str,
-    step_styles: tuple[StepStyle, ...] = DEFAULT_STEP_STYLES,
-    heading_styles: tuple[HeadingStyle, ...] = DEFAULT_HEADING_STYLES,
+    options: ReaderOptions = DEFAULT_READER_OPTIONS,
 ) -> Iterator[LayoutElement]:
     """Yield the layout elements of plain or PDF-extracted text, in reading order.
 
@@ -514,8 +512,8 @@ def iter_plain_text(
         text: The document text. Any string is accepted; callers reject binary input.
         source_id: Id of the source; element ids are ``f"{source_id}#e{order}"`` and list
             ids ``f"{source_id}#l{n}"``, stable across runs.
-        step_styles: Step numbering styles to recognise, most specific first.
-        heading_styles: Heading numbering styles to recognise, most specific first.
+        options: The reader options; their step and heading numbering styles are
+            recognised, most specific first.
 
     Yields:
         :class:`LayoutElement` values whose spans cover every non-whitespace character
@@ -524,17 +522,14 @@ def iter_plain_text(
     """
     if not text.strip():
         return
-    yield from _Reader(text, source_id, step_styles, heading_styles).run()
+    yield from _Reader(text, source_id, options.step_styles, options.heading_styles).run()
 
 
 def read_plain_text(
     text: str,
     *,
     source_id: str,
-    step_styles: tuple[StepStyle, ...] = DEFAULT_STEP_STYLES,
-    heading_styles: tuple[HeadingStyle, ...] = DEFAULT_HEADING_STYLES,
+    options: ReaderOptions = DEFAULT_READER_OPTIONS,
 ) -> list[LayoutElement]:
     """Return :func:`iter_plain_text` as a list; empty or blank text gives ``[]``."""
-    return list(
-        iter_plain_text(text, source_id=source_id, step_styles=step_styles, heading_styles=heading_styles)
-    )
+    return list(iter_plain_text(text, source_id=source_id, options=options))

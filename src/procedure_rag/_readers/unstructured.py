@@ -48,9 +48,10 @@ from typing import Any
 
 from procedure_rag._errors import ReaderError
 from procedure_rag._language.labels import leading_label
-from procedure_rag._language.lexicons import LEXICONS, Lexicon, detect_language, split_sentences
-from procedure_rag._language.numbering import match_heading_number, match_step_marker
+from procedure_rag._language.lexicons import Lexicon, detect_language, split_sentences
+from procedure_rag._language.numbering import HeadingStyle, StepStyle, match_heading_number, match_step_marker
 from procedure_rag._readers.draft import element_id_for, list_id_for
+from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._readers.registry import load_json
 from procedure_rag._readers.unstructured_records import FORMAT, KINDS, Entry, as_records, read_entries
 from procedure_rag._types import MAX_HEADING_LEVEL, ElementKind, LayoutElement
@@ -121,7 +122,7 @@ _INDENT = 0.01
 # -- passes --------------------------------------------------------------------------------------
 
 
-def _mark(entries: list[Entry]) -> list[Entry]:
+def _mark(entries: list[Entry], step_styles: tuple[StepStyle, ...]) -> list[Entry]:
     """Markers and note labels the parser left in the text.
 
     A list item or paragraph that opens with a step marker keeps it as its number
@@ -133,7 +134,7 @@ def _mark(entries: list[Entry]) -> list[Entry]:
     label = ""
     for e in entries:
         if e.kind in (ElementKind.LIST_ITEM, ElementKind.TEXT):
-            marker = match_step_marker(e.text)
+            marker = match_step_marker(e.text, step_styles)
             if marker is not None:
                 e.kind, e.number, e.ordered, e.marked = (
                     ElementKind.LIST_ITEM,
@@ -156,7 +157,7 @@ def _mark(entries: list[Entry]) -> list[Entry]:
     return out
 
 
-def _sections(entries: Sequence[Entry]) -> None:
+def _sections(entries: Sequence[Entry], heading_styles: tuple[HeadingStyle, ...]) -> None:
     """Heading levels and section paths; the parser's hierarchy first.
 
     A heading's level is its ``category_depth`` + 1; without a depth, one more than
@@ -176,7 +177,7 @@ def _sections(entries: Sequence[Entry]) -> None:
                 level = parent.level + 1
                 stack = [(k + 1, text) for k, text in enumerate(parent.path)]
             else:
-                numbered = match_heading_number(e.text)
+                numbered = match_heading_number(e.text, heading_styles)
                 level = numbered[1] if numbered else 1
             # However deep the parser nests, paths stay short (and building them linear).
             level = min(level, MAX_HEADING_LEVEL)
@@ -328,7 +329,10 @@ def _elements(entries: Sequence[Entry], source_id: str) -> Iterator[LayoutElemen
 
 
 def iter_records(
-    records: Iterable[tuple[object, Mapping[str, Any]]], *, source_id: str
+    records: Iterable[tuple[object, Mapping[str, Any]]],
+    *,
+    source_id: str,
+    options: ReaderOptions = DEFAULT_READER_OPTIONS,
 ) -> Iterator[LayoutElement]:
     """Yield the layout elements of Unstructured records given as ``(text, metadata)`` pairs.
 
@@ -340,20 +344,25 @@ def iter_records(
     Args:
         records: ``(text, metadata)`` per element, in reading order.
         source_id: Id of the document; element ids start with it.
+        options: The reader options: step styles find the markers left in the text,
+            heading styles the levels the parser does not give, and the lexicon of
+            the detected language tells a list's lead-in.
 
     Raises:
         ReaderError: For a record without a category, text that is not a ``str``,
             a page number below 1, a box outside its coordinate system, a
             ``parent_id`` cycle; the message names the element id (or ``#index``).
     """
-    entries = _mark(read_entries(records))
-    _sections(entries)
+    entries = _mark(read_entries(records), options.step_styles)
+    _sections(entries, options.heading_styles)
     language = detect_language("\n".join(e.text for e in entries[:200]))
-    _Lists(entries, LEXICONS[language], source_id).run()
+    _Lists(entries, options.lexicons[language], source_id).run()
     yield from _elements(entries, source_id)
 
 
-def iter_unstructured(source: object, *, source_id: str) -> Iterator[LayoutElement]:
+def iter_unstructured(
+    source: object, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
+) -> Iterator[LayoutElement]:
     """Yield the layout elements of Unstructured output.
 
     Args:
@@ -361,6 +370,7 @@ def iter_unstructured(source: object, *, source_id: str) -> Iterator[LayoutEleme
             ``category``, ``text``, ``id``, ``metadata.to_dict()``), or their JSON
             (``elements_to_json`` output, parsed or as a string).
         source_id: Id of the document; element ids start with it.
+        options: The reader options (see :func:`iter_records`).
 
     Raises:
         ReaderError: For malformed records (see :func:`iter_records`), or a source
@@ -370,12 +380,14 @@ def iter_unstructured(source: object, *, source_id: str) -> Iterator[LayoutEleme
         loaded = load_json(source)
     except ValueError as exc:
         raise ReaderError(FORMAT, "source", str(exc)) from None
-    return iter_records(as_records(loaded), source_id=source_id)
+    return iter_records(as_records(loaded), source_id=source_id, options=options)
 
 
-def read_unstructured(source: object, *, source_id: str) -> list[LayoutElement]:
+def read_unstructured(
+    source: object, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
+) -> list[LayoutElement]:
     """Return :func:`iter_unstructured` as a list."""
-    return list(iter_unstructured(source, source_id=source_id))
+    return list(iter_unstructured(source, source_id=source_id, options=options))
 
 
 def is_element_metadata(metadata: Mapping[str, Any]) -> bool:
