@@ -431,9 +431,9 @@ def time_parsers(docs: Sequence[Doc]) -> dict[str, Any]:
 
     import pyromark  # noqa: PLC0415
 
-    from procedure_rag._readers.markdown import _parser_options  # noqa: PLC0415
+    from procedure_rag._readers.markdown_events import parser_options  # noqa: PLC0415
 
-    options = _parser_options()
+    options = parser_options()
     seconds = best(lambda: [list(pyromark.events_with_range(t, options=options)) for t in markdown])
     out["pyromark events_with_range (Rust)"] = {"mb_per_s": round(size / MB / seconds, 1)}
     from markdown_it import MarkdownIt  # noqa: PLC0415

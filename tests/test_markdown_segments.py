@@ -8,7 +8,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-import procedure_rag._readers.markdown as md
+import procedure_rag._readers.markdown_events as md
 from procedure_rag._readers.markdown import read_markdown
 
 # Blocks that a heading line does or does not close, Japanese text for multi-byte offsets,
@@ -57,7 +57,7 @@ def test_front_matter_with_a_comment_line_is_not_cut(monkeypatch: pytest.MonkeyP
 def test_a_long_document_is_parsed_in_segments(monkeypatch: pytest.MonkeyPatch) -> None:
     text = "".join(f"# Section {i}\n\n1. Step {i}.\n\n" for i in range(50))
     monkeypatch.setattr(md, "SEGMENT_CHARS", 100)
-    segments = [(start, end) for start, end, _ in md._segment_events(text)]
+    segments = [(start, end) for start, end, _ in md.segment_events(text)]
     assert len(segments) > 5
     assert segments[0][0] == 0
     assert segments[-1][1] == len(text)
@@ -68,7 +68,7 @@ def test_a_long_document_is_parsed_in_segments(monkeypatch: pytest.MonkeyPatch) 
 def test_no_cut_between_a_definition_and_its_use(monkeypatch: pytest.MonkeyPatch) -> None:
     text = "# A\n\n[x]: /one\n\n" + "".join(f"# S{i}\n\ntext\n\n" for i in range(20)) + "# Z\n\nSee [x].\n"
     monkeypatch.setattr(md, "SEGMENT_CHARS", 10)
-    segments = [(start, end) for start, end, _ in md._segment_events(text)]
+    segments = [(start, end) for start, end, _ in md.segment_events(text)]
     use = text.index("See [x]")
     assert any(start <= 4 and end > use for start, end in segments)
     _whole_and_segmented(text, monkeypatch, 10)

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from procedure_rag._language.numbering import DEFAULT_STEP_STYLES
+from procedure_rag._readers.options import ReaderOptions
 from procedure_rag._readers.plaintext import iter_plain_text, read_plain_text
 from procedure_rag._types import ElementKind, LayoutElement, Span
 
@@ -665,7 +666,9 @@ def test_iter_is_lazy_and_matches_the_list() -> None:
 
 def test_custom_step_styles_are_used() -> None:
     bullets_only = tuple(s for s in DEFAULT_STEP_STYLES if s.name == "bullet")
-    els = read_plain_text("1. Not a step here.\n- a step\n", source_id="d", step_styles=bullets_only)
+    els = read_plain_text(
+        "1. Not a step here.\n- a step\n", source_id="d", options=ReaderOptions(step_styles=bullets_only)
+    )
     assert kinds(els) == [K.TEXT, K.LIST_ITEM]
 
 

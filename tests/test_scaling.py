@@ -27,7 +27,7 @@ import pytest
 
 from procedure_rag import ChunkerOptions, ProcedureChunker
 from procedure_rag._chunking.lengths import Measure, tiktoken_length
-from procedure_rag._readers.markdown import _CharIndex
+from procedure_rag._readers.markdown_events import CharIndex
 
 #: Cost may grow this many times faster than the input before a case fails. Quadratic work
 #: grows as fast again as the input (8x input: 64x time), far past it.
@@ -219,7 +219,7 @@ def test_byte_to_character_index_is_exact_in_any_order() -> None:
     """The compact index of the Markdown reader agrees with counting from the start."""
     text = ("ascii and 日本語の文字 and émoji 🎉 " * 900)[:25_000]
     data = text.encode("utf-8")
-    index = _CharIndex(text)
+    index = CharIndex(text)
     rng = random.Random(8)
     offsets = [rng.randrange(len(data) + 1) for _ in range(300)] + [0, len(data), 4096, 8192]
     for offset in offsets:

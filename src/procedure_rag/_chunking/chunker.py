@@ -19,8 +19,14 @@ from procedure_rag._chunking.packing import pack_section
 from procedure_rag._chunking.sections import iter_with_section_paths
 from procedure_rag._chunking.units import iter_sections
 from procedure_rag._language.lexicons import Lexicon, detect_language
-from procedure_rag._readers.markdown import iter_markdown
-from procedure_rag._readers.registry import FORMATS, check_size, detect_format, read_source
+from procedure_rag._readers.registry import (
+    FORMATS,
+    TEXT_FORMATS,
+    check_size,
+    detect_format,
+    iter_text,
+    read_source,
+)
 from procedure_rag._types import Chunk, ChunkLevel, ChunkType, ElementKind, LayoutElement
 
 __all__ = ["ProcedureChunker", "chunk", "iter_chunks", "validate_text"]
@@ -83,6 +89,7 @@ class ProcedureChunker:
         self._options = options or ChunkerOptions()
         self._length: Callable[[str], int] = self._options.length_function or tiktoken_length()
         self._measure = Measure(self._length)
+        self._reader_options = self._options.reader_options
 
     @property
     def options(self) -> ChunkerOptions:
@@ -98,19 +105,7 @@ class ProcedureChunker:
         fmt = self._options.source_format
         if fmt == "auto":
             fmt = detect_format(text)
-        if fmt in ("html", "rst"):
-            limit = self._options.max_input_chars
-            return iter(read_source(text, source_id=source_id, fmt=fmt, max_input_chars=limit).elements)
-        if fmt == "markdown":
-            return iter_markdown(text, source_id=source_id, step_styles=self._options.step_styles)
-        from procedure_rag._readers.plaintext import iter_plain_text  # noqa: PLC0415 - keeps import graph flat
-
-        return iter_plain_text(
-            text,
-            source_id=source_id,
-            step_styles=self._options.step_styles,
-            heading_styles=self._options.heading_styles,
-        )
+        return iter_text(text, source_id=source_id, fmt=fmt, options=self._reader_options)
 
     def iter_chunks(self, text: str | bytes, *, source_id: str | None = None) -> Iterator[Chunk]:
         """Yield the chunks of one document.
@@ -181,7 +176,7 @@ class ProcedureChunker:
 
             check_size(len(source), self._options.max_input_chars, unit="bytes")
             source = decode_html(bytes(source))
-        if fmt in ("markdown", "text", "html", "rst"):
+        if fmt in TEXT_FORMATS:
             if not isinstance(source, str | bytes | bytearray):
                 msg = f"a {fmt} source must be text, bytes or a path, got {type(source).__name__}"
                 raise TypeError(msg)
@@ -198,13 +193,7 @@ class ProcedureChunker:
                 msg = f"source_id is required for {fmt} input (it has no name of its own)"
                 raise ValueError(msg)
             source_id = "sha1:" + hashlib.sha1(bytes(source)).hexdigest()[:16]  # noqa: S324
-        read = read_source(
-            source,
-            source_id=source_id,
-            fmt=fmt,
-            max_input_chars=self._options.max_input_chars,
-            max_json_depth=self._options.max_json_depth,
-        )
+        read = read_source(source, source_id=source_id, fmt=fmt, options=self._reader_options)
         language = self._options.language
         yield from self.iter_chunks_from_elements(
             read.elements,

@@ -12,6 +12,8 @@ from procedure_rag._language.numbering import (
     HeadingStyle,
     StepStyle,
 )
+from procedure_rag._readers.options import DEFAULT_MAX_INPUT_CHARS, DEFAULT_MAX_JSON_DEPTH, ReaderOptions
+from procedure_rag._readers.registry import TEXT_FORMATS
 from procedure_rag._types import ElementKind
 
 __all__ = ["DEFAULT_DROP_KINDS", "DEFAULT_MAX_INPUT_CHARS", "DEFAULT_MAX_JSON_DEPTH", "ChunkerOptions"]
@@ -22,15 +24,8 @@ DEFAULT_DROP_KINDS: frozenset[ElementKind] = frozenset(
     {ElementKind.PAGE_HEADER, ElementKind.PAGE_FOOTER, ElementKind.FRONT_MATTER}
 )
 
-#: Default most characters one document may have: 100 million (a few hundred MB of
-#: UTF-8), far past any manual, short of what would exhaust a worker's memory.
-DEFAULT_MAX_INPUT_CHARS = 100_000_000
-#: Default deepest nesting of a parser's JSON output. Real layouts nest a few dozen
-#: levels; Python's own JSON parser gives up near a thousand.
-DEFAULT_MAX_JSON_DEPTH = 256
-
 _LANGUAGES = ("auto", "ja", "en")
-_FORMATS = ("auto", "markdown", "text", "html", "rst")
+_FORMATS = ("auto", *TEXT_FORMATS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +101,17 @@ class ChunkerOptions:
             raise ValueError(msg)
         _check_limit("max_input_chars", self.max_input_chars)
         _check_limit("max_json_depth", self.max_json_depth)
+
+    @property
+    def reader_options(self) -> ReaderOptions:
+        """What the readers take of these options (styles, lexicons, limits)."""
+        return ReaderOptions(
+            step_styles=self.step_styles,
+            heading_styles=self.heading_styles,
+            lexicons=self.lexicons,
+            max_input_chars=self.max_input_chars,
+            max_json_depth=self.max_json_depth,
+        )
 
     @property
     def effective_parent_chunk_size(self) -> int:

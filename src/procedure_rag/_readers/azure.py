@@ -16,7 +16,9 @@ from dataclasses import dataclass
 
 from procedure_rag._errors import ReaderError
 from procedure_rag._language.numbering import match_heading_number
+from procedure_rag._readers.draft import ElementDraft
 from procedure_rag._readers.layout_json import ElementSink, Fields, ListAssembler, rect_box
+from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._readers.tables import pipe_table
 from procedure_rag._types import MAX_HEADING_LEVEL, BBox, ElementKind, LayoutElement
 
@@ -54,18 +56,24 @@ class _Item:
     fields: Fields
 
 
-def read_azure(source: object, *, source_id: str) -> list[LayoutElement]:
+def read_azure(
+    source: object, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
+) -> list[LayoutElement]:
     """Return :func:`iter_azure` as a list."""
-    return list(iter_azure(source, source_id=source_id))
+    return list(iter_azure(source, source_id=source_id, options=options))
 
 
-def iter_azure(source: object, *, source_id: str) -> Iterator[LayoutElement]:
+def iter_azure(
+    source: object, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
+) -> Iterator[LayoutElement]:
     """Yield the layout elements of an Azure Document Intelligence layout result.
 
     Args:
         source: The parsed JSON: the operation result (``{"analyzeResult": …}``) or
             the analyze result itself.
         source_id: Id of the document; element ids start with it.
+        options: The reader options: step styles find the markers the service
+            left in paragraph text, heading styles the levels it does not give.
 
     Raises:
         ReaderError: For malformed input, naming the record (``/paragraphs/3``…): wrong
@@ -73,14 +81,15 @@ def iter_azure(source: object, *, source_id: str) -> Iterator[LayoutElement]:
     """
     root = Fields.of(_FMT, "analyzeResult", source)
     result = root.get_obj("analyzeResult") or root
-    yield from _Reader(result, source_id).read()
+    yield from _Reader(result, source_id, options).read()
 
 
 class _Reader:
-    def __init__(self, result: Fields, source_id: str) -> None:
+    def __init__(self, result: Fields, source_id: str, options: ReaderOptions) -> None:
         self.result = result
         self.sink = ElementSink(source_id)
-        self.lists = ListAssembler(self.sink)
+        self.lists = ListAssembler(self.sink, options.step_styles)
+        self.heading_styles = options.heading_styles
         self.markdown = result.get_str("contentFormat") == "markdown"
         self.pages = self._pages()
         self.paragraphs = result.get_list("paragraphs")
@@ -280,18 +289,20 @@ class _Reader:
         role = fields.get_str("role")
         text = self._content(fields)
         page, bbox = self._where(fields)
-        common = {"record_id": fields.record, "page": page, "bbox": bbox}
         if role in ("title", "sectionHeading"):
             self.lists.close()
             level = self.levels.get(fields.record)
             if level is None:  # no sections tree: numbering, else one below the title
-                numbered = match_heading_number(text)
+                numbered = match_heading_number(text, self.heading_styles)
                 level = numbered[1] if numbered else 2
             kind = ElementKind.TITLE if role == "title" else ElementKind.SECTION_HEADER
-            self.sink.add(kind, text, level=max(level, 1), **common)  # type: ignore[arg-type]
+            self.sink.add(
+                ElementDraft(kind, text, level=max(level, 1)), record_id=fields.record, page=page, bbox=bbox
+            )
         elif role in _ROLE_KINDS:
             # Running furniture interrupts a list that flows over a page break; it does not end it.
-            self.sink.add(_ROLE_KINDS[role], text, hints=(("role", role),), **common)  # type: ignore[arg-type]
+            furniture = ElementDraft(_ROLE_KINDS[role], text, hints=(("role", role),))
+            self.sink.add(furniture, record_id=fields.record, page=page, bbox=bbox)
         else:
             self.lists.text(text, record_id=fields.record, page=page, bbox=bbox)
 
@@ -311,8 +322,7 @@ class _Reader:
         header_rows = next((i for i, h in enumerate(header) if not h), rows_n)
         page, bbox = self._where(fields)
         table = self.lists.block(
-            ElementKind.TABLE,
-            pipe_table(grid, header_rows=header_rows),
+            ElementDraft(ElementKind.TABLE, pipe_table(grid, header_rows=header_rows)),
             record_id=fields.record,
             page=page,
             bbox=bbox,
@@ -320,15 +330,10 @@ class _Reader:
         caption = fields.get_obj("caption", record=f"{fields.record}/caption")
         if caption is not None:
             cap_page, cap_box = self._where(caption)
-            self.sink.add(
-                ElementKind.CAPTION,
-                self._content(caption),
-                record_id=caption.record,
-                page=cap_page,
-                bbox=cap_box,
-                parent_id=table.parent_id,
-                list_id=table.list_id,
+            draft = ElementDraft(
+                ElementKind.CAPTION, self._content(caption), parent_id=table.parent_id, list_id=table.list_id
             )
+            self.sink.add(draft, record_id=caption.record, page=cap_page, bbox=cap_box)
 
     def _figure(self, fields: Fields) -> None:
         caption = fields.get_obj("caption", record=f"{fields.record}/caption")
@@ -345,11 +350,5 @@ class _Reader:
         if figure_id:
             hints.append(("figure_id", figure_id))
         # The caption is the picture's text; without one, the words printed inside the figure are.
-        self.lists.block(
-            ElementKind.PICTURE,
-            caption_text or body,
-            record_id=fields.record,
-            page=page,
-            bbox=bbox,
-            hints=tuple(hints),
-        )
+        picture = ElementDraft(ElementKind.PICTURE, caption_text or body, hints=tuple(hints))
+        self.lists.block(picture, record_id=fields.record, page=page, bbox=bbox)

@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, TypeGuard
 from procedure_rag._errors import ReaderError
 from procedure_rag._language.labels import leading_label
 from procedure_rag._language.numbering import match_heading_number, match_step_marker
+from procedure_rag._readers.draft import ElementDraft, element_id_for, list_id_for
+from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._readers.tables import pipe_table
 from procedure_rag._types import BBox, ElementKind, LayoutElement
 
@@ -74,13 +76,17 @@ _LIST_GROUPS = frozenset({"list", "ordered_list"})
 _LAYERS = frozenset({"body", "furniture", "notes"})
 
 
-def iter_docling(source: object, *, source_id: str) -> Iterator[LayoutElement]:
+def iter_docling(
+    source: object, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
+) -> Iterator[LayoutElement]:
     """Yield the layout elements of a Docling document in reading order.
 
     Args:
         source: A ``docling_core.types.doc.DoclingDocument``, or its JSON export as a
             ``dict`` (``schema_name`` ``"DoclingDocument"``).
         source_id: Id of the document; element ids are ``f"{source_id}#e{order}"``.
+        options: The reader options: step styles find markers in paragraph and item
+            text, heading styles the levels of a flat conversion.
 
     Yields:
         One element per Docling item (list groups and other groups give none), with
@@ -94,12 +100,14 @@ def iter_docling(source: object, *, source_id: str) -> Iterator[LayoutElement]:
         ImportError: When docling-core is not installed.
     """
     document = _as_document(source)
-    yield from _Walker(document, source_id).run()
+    yield from _Walker(document, source_id, options).run()
 
 
-def read_docling(source: object, *, source_id: str) -> list[LayoutElement]:
+def read_docling(
+    source: object, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
+) -> list[LayoutElement]:
     """Return :func:`iter_docling` as a list."""
-    return list(iter_docling(source, source_id=source_id))
+    return list(iter_docling(source, source_id=source_id, options=options))
 
 
 def _as_document(source: object) -> DoclingDocument:
@@ -265,6 +273,7 @@ class _Run:
 class _Walker:
     doc: DoclingDocument
     source_id: str
+    options: ReaderOptions
     order: int = 0
     emitted: set[str] = field(default_factory=set)
     steps: _Run = field(default_factory=_Run)
@@ -327,7 +336,7 @@ class _Walker:
         self.steps.list_id = None
         if outer is None:  # a top-level list: its id is the order of its first item
             return _ListContext(
-                f"{self.source_id}#l{self.order}", 0, None, enumerated=label == "ordered_list"
+                list_id_for(self.source_id, self.order), 0, None, enumerated=label == "ordered_list"
             )
         depth = outer.depth if outer.parent_id is not None else outer.depth + 1
         return _ListContext(outer.list_id, depth, outer.parent_id, enumerated=label == "ordered_list")
@@ -348,7 +357,7 @@ class _Walker:
                 target = self.resolve(ref, item.self_ref)
                 if target.self_ref not in self.emitted:
                     text = str(getattr(target, "text", ""))
-                    yield self.make(target, kind, text, context)
+                    yield self.make(target, ElementDraft(kind, text), context)
 
     def inline(self, group: NodeItem, context: _ListContext | None) -> Iterator[LayoutElement]:
         """An inline group (text runs with their own formatting) is one paragraph."""
@@ -356,7 +365,7 @@ class _Walker:
         text = " ".join(str(getattr(p, "text", "")) for p in parts).strip()
         first = next((p for p in parts if getattr(p, "prov", None)), group)
         self.emitted.update(p.self_ref for p in parts)
-        element = self.make(first, ElementKind.TEXT, text, context, record_id=group.self_ref)
+        element = self.make(first, ElementDraft(ElementKind.TEXT, text), context, record_id=group.self_ref)
         yield self.maybe_step(element, context)
 
     def element(self, item: NodeItem, label: str, context: _ListContext | None) -> LayoutElement:
@@ -370,60 +379,61 @@ class _Walker:
             self.steps.list_id = None
             return self.heading(item, kind, text)
         hints = _code_hints(item) if kind is ElementKind.CODE else ()
-        element = self.make(item, kind, text, context, hints=hints)
+        element = self.make(item, ElementDraft(kind, text, hints=hints), context)
         return self.maybe_step(element, context) if kind is ElementKind.TEXT else element
 
     def floating(self, item: NodeItem, context: _ListContext | None) -> LayoutElement:
         if _is_table(item):
-            return self.make(item, ElementKind.TABLE, _pipe_table(item), context)
+            return self.make(item, ElementDraft(ElementKind.TABLE, _pipe_table(item)), context)
         if _is_picture(item):
             hints = (("url", uri),) if (uri := _image_uri(item)) else ()
-            return self.make(item, ElementKind.PICTURE, self.alt_text(item), context, hints=hints)
-        return self.make(item, ElementKind.FORM, _form_text(item), context)
+            return self.make(
+                item, ElementDraft(ElementKind.PICTURE, self.alt_text(item), hints=hints), context
+            )
+        return self.make(item, ElementDraft(ElementKind.FORM, _form_text(item)), context)
 
     def heading(self, item: NodeItem, kind: ElementKind, text: str) -> LayoutElement:
         level = int(getattr(item, "level", 1)) if kind is ElementKind.SECTION_HEADER else 0
         number = ""
         if kind is ElementKind.SECTION_HEADER and self.flat_headings:
-            found = match_heading_number(text)
+            found = match_heading_number(text, self.options.heading_styles)
             if found is not None:
                 number, level, _ = found
-        return self.make(item, kind, text, None, level=level, number=number)
+        return self.make(item, ElementDraft(kind, text, level=level, number=number), None)
 
     def list_item(self, item: NodeItem, text: str, context: _ListContext | None) -> LayoutElement:
         if context is None:  # an item outside any list group: a list of its own
-            context = _ListContext(f"{self.source_id}#l{self.order}", 0, None)
+            context = _ListContext(list_id_for(self.source_id, self.order), 0, None)
         context.items += 1
         enumerated = bool(getattr(item, "enumerated", False)) or context.enumerated
         number = str(getattr(item, "marker", "") or "").strip()
         if number and text.startswith(number) and text[len(number) : len(number) + 1].isspace():
             text = text[len(number) :]  # some converters keep the marker in the text as well
         if not number:
-            found = match_step_marker(text)
+            found = match_step_marker(text, self.options.step_styles)
             if found is not None:
                 number, text, enumerated = found.marker, text[found.rest_start :], found.ordered
             else:
                 number = f"{context.items}." if enumerated else "-"
-        return self.make(
-            item,
+        draft = ElementDraft(
             ElementKind.LIST_ITEM,
             text,
-            None,
             level=context.depth,
             number=number,
             ordered=enumerated,
             parent_id=context.parent_id,
             list_id=context.list_id,
         )
+        return self.make(item, draft, None)
 
     def maybe_step(self, element: LayoutElement, context: _ListContext | None) -> LayoutElement:
         """A paragraph that opens with a step marker is a list item; one with a label is a note."""
         if context is not None or not element.text:
             return element
-        found = match_step_marker(element.text)
+        found = match_step_marker(element.text, self.options.step_styles)
         if found is not None:
             if self.steps.list_id is None:
-                self.steps.list_id = f"{self.source_id}#l{element.order}"
+                self.steps.list_id = list_id_for(self.source_id, element.order)
             return replace(
                 element,
                 kind=ElementKind.LIST_ITEM,
@@ -450,38 +460,25 @@ class _Walker:
     def make(
         self,
         item: NodeItem,
-        kind: ElementKind,
-        text: str,
+        draft: ElementDraft,
         context: _ListContext | None,
         *,
         record_id: str | None = None,
-        hints: tuple[tuple[str, str], ...] = (),
-        level: int = 0,
-        number: str = "",
-        ordered: bool = False,
-        parent_id: str | None = None,
-        list_id: str | None = None,
     ) -> LayoutElement:
         """Build the next element; blocks inside a list item hang under it."""
         self.emitted.add(item.self_ref)
-        if context is not None and kind is not ElementKind.LIST_ITEM:
-            parent_id, list_id = context.parent_id, context.list_id
+        if context is not None and draft.kind is not ElementKind.LIST_ITEM:
+            draft.parent_id, draft.list_id = context.parent_id, context.list_id
         page, bbox, prov_hints = self.provenance(item)
+        draft.text = draft.text.strip()
+        draft.hints += prov_hints
         order = self.order
         self.order += 1
-        return LayoutElement(
-            element_id=f"{self.source_id}#e{order}",
-            kind=kind,
-            text=text.strip(),
-            order=order,
+        return draft.build(
+            element_id_for(self.source_id, order),
+            order,
             page=page,
             bbox=bbox,
-            level=level,
-            number=number,
-            ordered=ordered,
-            parent_id=parent_id,
-            list_id=list_id,
-            hints=hints + prov_hints,
             record_id=record_id or item.self_ref,
         )
 

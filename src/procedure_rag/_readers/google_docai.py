@@ -16,12 +16,14 @@ from dataclasses import dataclass
 
 from procedure_rag._language.labels import leading_label
 from procedure_rag._language.numbering import match_step_marker
+from procedure_rag._readers.draft import ElementDraft
 from procedure_rag._readers.layout_json import (
     ElementSink,
     Fields,
     ListAssembler,
     rect_box,
 )
+from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._readers.tables import pipe_table
 from procedure_rag._types import BBox, ElementKind, LayoutElement
 
@@ -50,18 +52,24 @@ class _Context:
     depth: int = 0
 
 
-def read_google_docai(source: object, *, source_id: str) -> list[LayoutElement]:
+def read_google_docai(
+    source: object, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
+) -> list[LayoutElement]:
     """Return :func:`iter_google_docai` as a list."""
-    return list(iter_google_docai(source, source_id=source_id))
+    return list(iter_google_docai(source, source_id=source_id, options=options))
 
 
-def iter_google_docai(source: object, *, source_id: str) -> Iterator[LayoutElement]:
+def iter_google_docai(
+    source: object, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
+) -> Iterator[LayoutElement]:
     """Yield the layout elements of a Document AI layout parser result.
 
     Args:
         source: The parsed JSON: a ``Document`` (``{"documentLayout": …}``) or a
             response wrapping one (``{"document": {…}}``).
         source_id: Id of the document; element ids start with it.
+        options: The reader options: step styles find the markers the service left
+            in paragraph and list-entry text.
 
     Raises:
         ReaderError: For malformed input, naming the block (its ``blockId``).
@@ -69,7 +77,7 @@ def iter_google_docai(source: object, *, source_id: str) -> Iterator[LayoutEleme
     root = Fields.of(_FMT, "document", source)
     document = root.get_obj("document") or root
     layout = document.need_obj("documentLayout", record="documentLayout")
-    reader = _Reader(document, source_id)
+    reader = _Reader(document, source_id, options)
     for i, block in enumerate(layout.get_list("blocks", required=True)):
         start = len(reader.sink.elements)
         reader.block(block, f"blocks/{i}", _Context(), _Where(None, None))
@@ -77,9 +85,10 @@ def iter_google_docai(source: object, *, source_id: str) -> Iterator[LayoutEleme
 
 
 class _Reader:
-    def __init__(self, document: Fields, source_id: str) -> None:
+    def __init__(self, document: Fields, source_id: str, options: ReaderOptions) -> None:
         self.sink = ElementSink(source_id)
-        self.lists = ListAssembler(self.sink)
+        self.step_styles = options.step_styles
+        self.lists = ListAssembler(self.sink, self.step_styles)
         self.pages: list[tuple[float, float, str] | None] = []
         for i, raw in enumerate(document.get_list("pages")):
             page = Fields.of(_FMT, f"pages/{i}", raw)
@@ -161,26 +170,35 @@ class _Reader:
     def _text(self, text_block: Fields, record: str, ctx: _Context, where: _Where) -> None:
         text = " ".join(text_block.get_str("text").split())
         kind = text_block.get_str("type", "paragraph")
-        common = {"record_id": record, "page": where.page, "bbox": where.bbox}
         heading = _HEADING.match(kind)
         if heading is not None and ctx.list_id is None:
             self.lists.close()
             # The parser's nesting wins over the number in the type name when they disagree.
             level = max(int(heading.group(1)), ctx.heading_level + 1)
-            self.sink.add(ElementKind.SECTION_HEADER, text, level=level, **common)  # type: ignore[arg-type]
+            self.sink.add(
+                ElementDraft(ElementKind.SECTION_HEADER, text, level=level),
+                record_id=record,
+                page=where.page,
+                bbox=where.bbox,
+            )
             self._children(text_block, record, _Context(level, depth=ctx.depth + 1), where)
             return
         if kind in _FURNITURE:
-            self.sink.add(_FURNITURE[kind], text, hints=(("type", kind),), **common)  # type: ignore[arg-type]
-        elif ctx.list_id is not None:
             self.sink.add(
+                ElementDraft(_FURNITURE[kind], text, hints=(("type", kind),)),
+                record_id=record,
+                page=where.page,
+                bbox=where.bbox,
+            )
+        elif ctx.list_id is not None:
+            inner = ElementDraft(
                 ElementKind.TEXT,
                 text,
+                admonition=leading_label(text)[0],
                 parent_id=ctx.parent_id,
                 list_id=ctx.list_id,
-                admonition=leading_label(text)[0],
-                **common,  # type: ignore[arg-type]
             )
+            self.sink.add(inner, record_id=record, page=where.page, bbox=where.bbox)
         elif text:
             self.lists.text(text, record_id=record, page=where.page, bbox=where.bbox, hints=(("type", kind),))
         self._children(text_block, record, ctx, where)
@@ -189,7 +207,7 @@ class _Reader:
         ordered = list_block.get_str("type") == "ordered"
         self.lists.close()
         top = ctx.list_id is None
-        list_id = ctx.list_id or f"{self.sink.source_id}#l{len(self.sink.elements)}"
+        list_id = ctx.list_id or self.sink.next_list_id()
         level = ctx.list_level + (0 if top else 1)
         for n, raw in enumerate(list_block.get_list("listEntries", required=True), start=1):
             entry = Fields.of(_FMT, f"{record}/listEntries/{n - 1}", raw)
@@ -202,23 +220,21 @@ class _Reader:
                 item_id = first.get_str("blockId") or first.record
                 item_where = self._where(Fields(_FMT, item_id, first.data), where)
                 text = " ".join(first_text.get_str("text").split())
-                marker = match_step_marker(text)
+                marker = match_step_marker(text, self.step_styles)
                 if marker is not None:  # the service kept the number in the text
                     number, text = marker.marker, text[marker.rest_start :].strip()
                 else:
                     number = f"{n}." if ordered else "-"
-                item = self.sink.add(
+                draft = ElementDraft(
                     ElementKind.LIST_ITEM,
                     text,
-                    record_id=item_id,
-                    page=item_where.page,
-                    bbox=item_where.bbox,
                     level=level,
                     number=number,
                     ordered=ordered,
                     parent_id=ctx.parent_id,
                     list_id=list_id,
                 )
+                item = self.sink.add(draft, record_id=item_id, page=item_where.page, bbox=item_where.bbox)
                 parent_id = item.element_id
                 inner = _Context(ctx.heading_level, parent_id, list_id, level, ctx.depth + 1)
                 self._children(first_text, item_id, inner, item_where)
@@ -241,24 +257,19 @@ class _Reader:
                     cells.extend([""] * ((cell.get_int("colSpan", minimum=1) or 1) - 1))
                 rows.append(cells)
                 header_rows += part == "headerRows"
-        self.sink.add(
+        table = ElementDraft(
             ElementKind.TABLE,
             pipe_table(rows, header_rows=header_rows),
-            record_id=record,
-            page=where.page,
-            bbox=where.bbox,
             parent_id=ctx.parent_id,
             list_id=ctx.list_id,
         )
+        self.sink.add(table, record_id=record, page=where.page, bbox=where.bbox)
         caption = " ".join(table_block.get_str("caption").split())
         if caption:
             self.sink.add(
-                ElementKind.CAPTION,
-                caption,
+                ElementDraft(ElementKind.CAPTION, caption, parent_id=ctx.parent_id, list_id=ctx.list_id),
                 record_id=f"{record}/caption",
                 page=where.page,
-                parent_id=ctx.parent_id,
-                list_id=ctx.list_id,
             )
 
     def _plain(self, fields: Fields, record: str, depth: int) -> list[str]:
@@ -285,13 +296,11 @@ class _Reader:
         description = annotations.get_str("description") if annotations else ""
         text = " ".join((description or image.get_str("imageText")).split())
         url = image.get_str("gcsUri")
-        self.sink.add(
+        picture = ElementDraft(
             ElementKind.PICTURE,
             text,
-            record_id=record,
-            page=where.page,
-            bbox=where.bbox,
+            hints=(("url", url),) if url else (),
             parent_id=ctx.parent_id,
             list_id=ctx.list_id,
-            hints=(("url", url),) if url else (),
         )
+        self.sink.add(picture, record_id=record, page=where.page, bbox=where.bbox)

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 
 from procedure_rag._errors import ReaderError
 from procedure_rag._language.labels import leading_label
-from procedure_rag._language.numbering import match_step_marker
+from procedure_rag._language.numbering import DEFAULT_STEP_STYLES, StepStyle, match_step_marker
+from procedure_rag._readers.draft import ElementDraft, element_id_for, list_id_for
 from procedure_rag._types import BBox, ElementKind, LayoutElement
 
 __all__ = [
@@ -180,41 +181,17 @@ class ElementSink:
 
     def next_id(self) -> str:
         """The element id the next :meth:`add` will use."""
-        return f"{self.source_id}#e{len(self.elements)}"
+        return element_id_for(self.source_id, len(self.elements))
+
+    def next_list_id(self) -> str:
+        """The id of a list whose first element the next :meth:`add` writes."""
+        return list_id_for(self.source_id, len(self.elements))
 
     def add(
-        self,
-        kind: ElementKind,
-        text: str,
-        *,
-        record_id: str,
-        page: int | None = None,
-        bbox: BBox | None = None,
-        level: int = 0,
-        number: str = "",
-        ordered: bool = False,
-        parent_id: str | None = None,
-        list_id: str | None = None,
-        admonition: str = "",
-        hints: tuple[tuple[str, str], ...] = (),
+        self, draft: ElementDraft, *, record_id: str, page: int | None = None, bbox: BBox | None = None
     ) -> LayoutElement:
-        """Append an element and return it."""
-        el = LayoutElement(
-            element_id=self.next_id(),
-            kind=kind,
-            text=text,
-            order=len(self.elements),
-            page=page,
-            bbox=bbox,
-            level=level,
-            number=number,
-            ordered=ordered,
-            parent_id=parent_id,
-            list_id=list_id,
-            admonition=admonition,
-            hints=hints,
-            record_id=record_id,
-        )
+        """Append the element of ``draft``, found at ``page`` and ``bbox``, and return it."""
+        el = draft.build(self.next_id(), len(self.elements), page=page, bbox=bbox, record_id=record_id)
         self.elements.append(el)
         return el
 
@@ -238,6 +215,7 @@ class ListAssembler:
     """
 
     sink: ElementSink
+    step_styles: tuple[StepStyle, ...] = DEFAULT_STEP_STYLES
     _stack: list[_Open] = field(default_factory=list)
     _list_id: str | None = None
 
@@ -257,17 +235,10 @@ class ListAssembler:
         ordered_hint: bool | None = None,
     ) -> LayoutElement:
         """Add a paragraph: a list item when it starts with a marker, else text (maybe inside an item)."""
-        marker = match_step_marker(text.lstrip())
+        marker = match_step_marker(text.lstrip(), self.step_styles)
         if marker is None:
-            return self.block(
-                ElementKind.TEXT,
-                text,
-                record_id=record_id,
-                page=page,
-                bbox=bbox,
-                hints=hints,
-                admonition=leading_label(text)[0],
-            )
+            note = ElementDraft(ElementKind.TEXT, text, admonition=leading_label(text)[0], hints=hints)
+            return self.block(note, record_id=record_id, page=page, bbox=bbox)
         ordered = marker.ordered if ordered_hint is None else ordered_hint
         rest = text.lstrip()[marker.rest_start :].strip()
         return self.item(
@@ -275,31 +246,15 @@ class ListAssembler:
         )
 
     def block(
-        self,
-        kind: ElementKind,
-        text: str,
-        *,
-        record_id: str,
-        page: int | None,
-        bbox: BBox | None,
-        hints: tuple[tuple[str, str], ...] = (),
-        admonition: str = "",
+        self, draft: ElementDraft, *, record_id: str, page: int | None, bbox: BBox | None
     ) -> LayoutElement:
         """Add a block that is not an item: inside the open item it is indented under, else after the list."""
         parent = self._enclosing(bbox.left if bbox is not None else 0.0)
         if parent is None:
             self.close()
-        return self.sink.add(
-            kind,
-            text,
-            record_id=record_id,
-            page=page,
-            bbox=bbox,
-            admonition=admonition,
-            hints=hints,
-            parent_id=parent.element_id if parent else None,
-            list_id=self._list_id if parent else None,
-        )
+        draft.parent_id = parent.element_id if parent else None
+        draft.list_id = self._list_id if parent else None
+        return self.sink.add(draft, record_id=record_id, page=page, bbox=bbox)
 
     def item(
         self,
@@ -318,13 +273,10 @@ class ListAssembler:
         if parent is None and self._stack and self._restarts(number, ordered):
             self.close()
         if self._list_id is None:
-            self._list_id = f"{self.sink.source_id}#l{len(self.sink.elements)}"
-        el = self.sink.add(
+            self._list_id = self.sink.next_list_id()
+        draft = ElementDraft(
             ElementKind.LIST_ITEM,
             text,
-            record_id=record_id,
-            page=page,
-            bbox=bbox,
             level=self._depth(parent),
             number=number,
             ordered=ordered,
@@ -332,6 +284,7 @@ class ListAssembler:
             list_id=self._list_id,
             hints=hints,
         )
+        el = self.sink.add(draft, record_id=record_id, page=page, bbox=bbox)
         depth = self._depth(parent)
         del self._stack[depth:]
         self._stack.append(_Open(el.element_id, left, ordered))

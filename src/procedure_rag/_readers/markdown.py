@@ -16,21 +16,20 @@ from __future__ import annotations
 
 import itertools
 import re
-from bisect import bisect_left
-from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cache, partial
 from typing import TYPE_CHECKING, Any
 
 from procedure_rag._language.labels import leading_label
-from procedure_rag._language.numbering import DEFAULT_STEP_STYLES, StepStyle, match_step_marker
+from procedure_rag._language.numbering import StepStyle, match_step_marker
 from procedure_rag._language.substeps import SubStep, find_substeps
 from procedure_rag._language.text import join_lines
+from procedure_rag._readers.draft import ElementDraft, element_id_for, list_id_for
+from procedure_rag._readers.markdown_events import CharIndex, segment_events
+from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._types import ElementKind, LayoutElement, Span
 
 if TYPE_CHECKING:
-    from pyromark import Options
     from pyromark.event import Range
 
 __all__ = ["iter_markdown", "looks_like_markdown", "read_markdown"]
@@ -77,23 +76,6 @@ _MARKDOWN_SIGNS = re.compile(
 _LINE_INDENT = " \t\u3000"
 
 
-@cache
-def _parser_options() -> Options:
-    import pyromark  # noqa: PLC0415 - compiled extension, imported on first use
-
-    o = pyromark.Options
-    return (
-        o.ENABLE_TABLES
-        | o.ENABLE_GFM
-        | o.ENABLE_YAML_STYLE_METADATA_BLOCKS
-        | o.ENABLE_STRIKETHROUGH
-        | o.ENABLE_TASKLISTS
-        | o.ENABLE_FOOTNOTES
-        | o.ENABLE_DEFINITION_LIST
-        | o.ENABLE_MATH
-    )
-
-
 def looks_like_markdown(text: str, *, sample: int = 10_000) -> bool:
     """Guess whether ``text`` is Markdown (headings, fences, lists, tables, quotes)."""
     head = text[:sample]
@@ -102,47 +84,6 @@ def looks_like_markdown(text: str, *, sample: int = 10_000) -> bool:
     signs = len(_MARKDOWN_SIGNS.findall(head))
     lines = head.count("\n") + 1
     return signs >= 2 and signs * 20 >= min(lines, 2000) // 10
-
-
-class _CharIndex:
-    """Maps UTF-8 byte offsets to character offsets with little memory.
-
-    It keeps the UTF-8 bytes and the character count at the start of every
-    block of ``_BLOCK`` bytes, so memory stays near the size of the input and a
-    lookup counts the characters of at most one block. Lookups come in nearly
-    increasing order, so the last answer is the starting point when it is near.
-    """
-
-    _BLOCK = 4096
-    #: UTF-8 continuation bytes: every other byte starts a character.
-    _CONTINUATION = bytes(range(0x80, 0xC0))
-
-    def __init__(self, text: str, base: int = 0) -> None:
-        self._base = base  # character offset of ``text`` in the whole document
-        data = text.encode("utf-8")
-        self._data = data if len(data) != len(text) else b""  # ASCII: offsets are the same
-        self._starts = [0]
-        drop = self._CONTINUATION
-        for pos in range(0, len(self._data), self._BLOCK):
-            block = data[pos : pos + self._BLOCK]
-            self._starts.append(self._starts[-1] + len(block.translate(None, drop)))
-        self._last = (0, 0)
-
-    def __call__(self, byte_offset: int) -> int:
-        data = self._data
-        if not data:
-            return self._base + byte_offset
-        near, chars = self._last
-        if near <= byte_offset < near + self._BLOCK:
-            chars += len(data[near:byte_offset].translate(None, self._CONTINUATION))
-        elif byte_offset < near and near - byte_offset < self._BLOCK:
-            chars -= len(data[byte_offset:near].translate(None, self._CONTINUATION))
-        else:
-            near = byte_offset - byte_offset % self._BLOCK
-            chars = self._starts[near // self._BLOCK]
-            chars += len(data[near:byte_offset].translate(None, self._CONTINUATION))
-        self._last = (byte_offset, chars)
-        return self._base + chars
 
 
 def _clean_block(raw: str) -> str:
@@ -240,7 +181,7 @@ class _Walker:
         self.text = text
         self.source_id = source_id
         self.step_styles = step_styles
-        self.char = _CharIndex("")  # replaced for each parsed segment (see iter_markdown)
+        self.char = CharIndex("")  # replaced for each parsed segment (see iter_markdown)
         self.order = 0
         self.lists: list[_List] = []
         self.items: list[_Item] = []
@@ -251,39 +192,16 @@ class _Walker:
 
     # -- emitting -------------------------------------------------------------
     def emit(
-        self,
-        kind: ElementKind,
-        text: str,
-        start: int,
-        end: int,
-        *,
-        inside: bool = True,
-        element_id: str = "",
-        level: int = 0,
-        number: str = "",
-        ordered: bool = False,
-        parent_id: str | None = None,
-        list_id: str | None = None,
-        admonition: str = "",
-        hints: tuple[tuple[str, str], ...] = (),
+        self, draft: ElementDraft, start: int, end: int, *, inside: bool = True, element_id: str = ""
     ) -> LayoutElement:
-        """Build the next element and queue it in :attr:`out`; ``inside`` puts it under the open list item."""
+        """Place the next element and queue it in :attr:`out`; ``inside`` puts it under the open list item."""
         if inside and self.items:
-            parent_id = parent_id or self.items[-1].element_id
-            list_id = list_id or self.items[-1].list_id
-        el = LayoutElement(
-            element_id=element_id or f"{self.source_id}#e{self.order}",
-            kind=kind,
-            text=text,
-            order=self.order,
+            draft.parent_id = draft.parent_id or self.items[-1].element_id
+            draft.list_id = draft.list_id or self.items[-1].list_id
+        el = draft.build(
+            element_id or element_id_for(self.source_id, self.order),
+            self.order,
             span=Span(start, max(start, end)),
-            level=level,
-            number=number,
-            ordered=ordered,
-            parent_id=parent_id,
-            list_id=list_id,
-            admonition=admonition,
-            hints=hints,
         )
         self.order += 1
         self.last_end = max(self.last_end, end)
@@ -297,7 +215,9 @@ class _Walker:
         if stripped:
             lead = self.last_end + len(gap) - len(gap.lstrip())
             body = "" if _MARKUP_ONLY.fullmatch(stripped) else _clean_block(stripped)
-            self.emit(ElementKind.TEXT, body, lead, lead + len(stripped), hints=(("markup", "1"),))
+            self.emit(
+                ElementDraft(ElementKind.TEXT, body, hints=(("markup", "1"),)), lead, lead + len(stripped)
+            )
         self.last_end = max(self.last_end, upto)
 
     def flush_item(self, item: _Item, end: int) -> None:
@@ -305,42 +225,37 @@ class _Walker:
         if item.flushed:
             return
         item.flushed = True
-        item.element_id = f"{self.source_id}#e{self.order}"
+        item.element_id = element_id_for(self.source_id, self.order)
         substeps: list[tuple[int, int, SubStep]] = []
         if item.inline_start >= 0:
             stop, substeps = self._substeps(item.inline_start, item.inline_end)
             text = _prose(self.text[item.inline_start : stop])
         else:
             text, stop = "", min(end, item.start + len(item.marker) + 1)
-        self.emit(
+        own = ElementDraft(
             ElementKind.LIST_ITEM,
             text,
-            item.start,
-            stop,
-            inside=False,
-            element_id=item.element_id,
             level=item.level,
             number=item.marker,
             ordered=item.ordered,
             parent_id=item.parent_id,
             list_id=item.list_id,
         )
+        self.emit(own, item.start, stop, inside=False, element_id=item.element_id)
         parents = [item.element_id]  # the enclosing step of each depth
         for start, stop, sub in substeps:
             body = self.text[start:stop]
             del parents[sub.depth :]
-            el = self.emit(
+            draft = ElementDraft(
                 ElementKind.LIST_ITEM,
                 _prose(body[sub.marker.rest_start :]),
-                start,
-                stop,
-                inside=False,
                 level=item.level + sub.depth,
                 number=sub.marker.marker,
                 ordered=sub.marker.ordered,
                 parent_id=parents[-1],
                 list_id=item.list_id,
             )
+            el = self.emit(draft, start, stop, inside=False)
             parents.append(el.element_id)
 
     def _substeps(self, start: int, end: int) -> tuple[int, list[tuple[int, int, SubStep]]]:
@@ -466,7 +381,7 @@ class _Walker:
             self.opaque = (name, 0, start)
         elif name == "List":
             first = payload if isinstance(payload, int) and not isinstance(payload, bool) else 1
-            list_id = self.items[-1].list_id if self.items else f"{self.source_id}#l{self.order}"
+            list_id = self.items[-1].list_id if self.items else list_id_for(self.source_id, self.order)
             self.lists.append(_List(list_id, payload is not None, len(self.lists), first))
         elif name == "Item":
             self._start_item(start)
@@ -500,14 +415,16 @@ class _Walker:
     def _paragraph(self, para: _Paragraph, end: int) -> None:
         if para.name == "Heading":
             title = _HTML_TAG.sub("", "".join(para.parts)).strip()
-            self.emit(ElementKind.SECTION_HEADER, title, para.start, end, inside=False, level=para.level)
+            heading = ElementDraft(ElementKind.SECTION_HEADER, title, level=para.level)
+            self.emit(heading, para.start, end, inside=False)
             return
         item = self.items[-1] if self.items else None
         if item is not None and not item.flushed:
             item.inline_start, item.inline_end = para.start, end
             self.flush_item(item, end)
         elif para.image_url is not None and not para.has_other:
-            self.emit(ElementKind.PICTURE, para.image_alt, para.start, end, hints=(("url", para.image_url),))
+            picture = ElementDraft(ElementKind.PICTURE, para.image_alt, hints=(("url", para.image_url),))
+            self.emit(picture, para.start, end)
         else:
             self._plain_paragraph(para.start, end)
 
@@ -518,10 +435,14 @@ class _Walker:
         first_mark = next((mk for mk in marks if mk is not None), None)
         if first_mark is None or (len(lines) == 1 and first_mark.style.startswith("bullet")):
             admonition, _ = leading_label(self.text[start:end])
-            self.emit(ElementKind.TEXT, _prose(self.text[start:end]), start, end, admonition=admonition)
+            self.emit(
+                ElementDraft(ElementKind.TEXT, _prose(self.text[start:end]), admonition=admonition),
+                start,
+                end,
+            )
             return
         nested = bool(self.items)
-        own_list = self.items[-1].list_id if nested else f"{self.source_id}#l{self.order}"
+        own_list = self.items[-1].list_id if nested else list_id_for(self.source_id, self.order)
         pos = start
         group: list[tuple[int, int, str]] = []
         marker: tuple[str, bool] | None = None
@@ -545,31 +466,25 @@ class _Walker:
         start, end = group[0][0], group[-1][1]
         group.clear()
         if marker is None:
-            self.emit(ElementKind.TEXT, text, start, end)
+            self.emit(ElementDraft(ElementKind.TEXT, text), start, end)
             return
-        self.emit(
-            ElementKind.LIST_ITEM,
-            text,
-            start,
-            end,
-            number=marker[0],
-            ordered=marker[1],
-            list_id=list_id,
-            level=len(self.lists) if nested else 0,
+        level = len(self.lists) if nested else 0
+        item = ElementDraft(
+            ElementKind.LIST_ITEM, text, level=level, number=marker[0], ordered=marker[1], list_id=list_id
         )
+        self.emit(item, start, end)
 
     def _opaque_element(self, name: str, start: int, end: int) -> LayoutElement:
         raw = self.text[start:end]
         kind = _OPAQUE[name]
         if name == "BlockQuote":
             label, body = _quote_text(raw)
-            return self.emit(kind, body, start, end, admonition=label, hints=(("quote", "1"),))
+            return self.emit(ElementDraft(kind, body, admonition=label, hints=(("quote", "1"),)), start, end)
         if name == "MetadataBlock":
             m = _FM_TITLE.search(raw)
             title = m.group(1).strip().strip("'\"") if m else ""
-            return self.emit(
-                kind, raw.strip(), start, end, inside=False, hints=(("title", title),) if title else ()
-            )
+            front = ElementDraft(kind, raw.strip(), hints=(("title", title),) if title else ())
+            return self.emit(front, start, end, inside=False)
         if name in ("Table", "CodeBlock"):
             # The range starts at the block's first character; later lines carry the
             # indentation of the enclosing list item, removed up to that column.
@@ -578,174 +493,51 @@ class _Walker:
             body = "\n".join([first, *(_dedent(ln, column) for ln in rest)]).strip("\n")
             fence = first.strip()
             lang = fence.lstrip("`~").strip() if name == "CodeBlock" and fence[:3] in ("```", "~~~") else ""
-            return self.emit(kind, body, start, end, hints=(("language", lang),) if lang else ())
+            return self.emit(
+                ElementDraft(kind, body, hints=(("language", lang),) if lang else ()), start, end
+            )
         if name == "HtmlBlock":
             image = _HTML_IMG.fullmatch(raw.strip())
             if image is not None:  # an <img> on its own is a picture, as ![alt](src) would be
                 alt = _HTML_ALT.search(image.group(0))
                 # The image path itself, also inside templating (Vue's :src="$withBase('/a.png')").
                 src = _IMAGE_PATH.search(image.group(0)) or _HTML_SRC.search(image.group(0))
+                hints = (("url", src.group(src.lastindex or 0)),) if src else ()
                 return self.emit(
-                    ElementKind.PICTURE,
-                    alt.group(1) if alt else "",
-                    start,
-                    end,
-                    hints=(("url", src.group(src.lastindex or 0)),) if src else (),
+                    ElementDraft(ElementKind.PICTURE, alt.group(1) if alt else "", hints=hints), start, end
                 )
-            return self.emit(kind, _clean_block(_HTML_TAG.sub(" ", raw)), start, end, hints=(("html", "1"),))
-        return self.emit(kind, _clean_block(raw), start, end)
+            html = ElementDraft(kind, _clean_block(_HTML_TAG.sub(" ", raw)), hints=(("html", "1"),))
+            return self.emit(html, start, end)
+        return self.emit(ElementDraft(kind, _clean_block(raw)), start, end)
 
 
 def iter_markdown(
-    text: str, *, source_id: str, step_styles: tuple[StepStyle, ...] = DEFAULT_STEP_STYLES
+    text: str, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
 ) -> Iterator[LayoutElement]:
     """Yield the layout elements of a Markdown document in reading order.
 
     Args:
         text: The Markdown source.
         source_id: Id of the document; element ids start with it.
-        step_styles: Step numbering styles recognised in paragraphs that are not
-            Markdown lists (``①``, ``（1）``, ``手順1``, ``・``…).
+        options: The reader options; their step styles are recognised in paragraphs
+            that are not Markdown lists (``①``, ``（1）``, ``手順1``, ``・``…) and in
+            sub-steps on an item's continuation lines.
 
     Yields:
         One element per block. Every non-whitespace character of ``text`` lies in
         the span of some element: markup between blocks (rules, reference
         definitions) becomes an element with empty text.
     """
-    walker = _Walker(text, source_id, step_styles)
-    for start, end, events in _segment_events(text):
-        walker.char = _CharIndex(text[start:end] if end - start < len(text) else text, start)
+    walker = _Walker(text, source_id, options.step_styles)
+    for start, end, events in segment_events(text):
+        walker.char = CharIndex(text[start:end] if end - start < len(text) else text, start)
         yield from walker.walk(events)
     walker.fill_gap(len(text))
     yield from walker.out
 
 
-#: Documents longer than this many characters are parsed in segments of about this size.
-SEGMENT_CHARS = 1 << 19
-# A top-level ATX heading: where a segment may start (it closes every open block but a few).
-_SEGMENT_START = re.compile(r"^#{1,6}(?:[ \t]|$)", re.MULTILINE)
-# Lines that may open a block a heading line does not close: a fence or an HTML block.
-_MAY_SPAN = re.compile(r"^[ \t]{0,3}(?:```|~~~|<)", re.MULTILINE)
-_FRONT_MATTER_END = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
-#: Top-level blocks that a heading line does not close: a segment must not end in one.
-_SPANNING = frozenset({"CodeBlock", "HtmlBlock", "MetadataBlock"})
-# Every "[" that opens a bracketed label (overlapping: "[a [b]" holds "[b]" too).
-_BRACKETED = re.compile(r"(?=(\[[^\]]{1,999}\]))")
-# A link reference or footnote definition (its label may wrap), inside quotes and lists too.
-_DEFINITION = re.compile(r"^[ \t>*+\-0-9.)]*\[([^\]]{1,999})\]:", re.MULTILINE)
-
-
-def _segment_events(text: str) -> Iterator[tuple[int, int, Iterable[tuple[Any, Range]]]]:
-    """The parser's events of ``text``, as ``(start, end, events)`` per segment.
-
-    pyromark builds every event of its input at once (about four times the input in
-    memory), so a long document is parsed in segments that start at top-level ATX
-    headings: a heading line closes every open block (lists, quotes, tables,
-    paragraphs), so each segment parses as it does within the whole document. Not
-    where that could differ: no cut falls between a reference or footnote definition
-    and a use of its label, and a segment whose last top-level block is code, HTML or
-    front matter (which a heading line does not close) runs on to the next start.
-    ``start`` and ``end`` are character offsets; event ranges are UTF-8 bytes of
-    their own segment.
-    """
-    import pyromark  # noqa: PLC0415 - compiled extension, imported on first use
-
-    options = _parser_options()
-    if len(text) <= SEGMENT_CHARS:
-        yield 0, len(text), pyromark.events_with_range(text, options=options)
-        return
-    blocked = _definition_ranges(text)
-    if text.startswith("---"):  # front matter: a "# comment" line in it is no heading
-        closing = _FRONT_MATTER_END.search(text, 3)
-        blocked.append((0, closing.end() if closing else len(text)))
-    start = 0
-    for m in itertools.chain(_SEGMENT_START.finditer(text, SEGMENT_CHARS), [None]):
-        end = len(text) if m is None else m.start()
-        if m is not None and (end - start < SEGMENT_CHARS or any(a < end <= b for a, b in blocked)):
-            continue
-        segment = text[start:end]
-        if m is not None and (_MAY_SPAN.search(segment) or segment.startswith("---")):
-            # A first parse only to see the last block: the events come one at a time,
-            # and keeping them all to yield them after would undo what segments save.
-            last = deque(pyromark.events_with_range(segment, options=options), maxlen=1)
-            if last and _block_name(last[0][0]) in _SPANNING:
-                continue  # the block may run past the heading: cut at a later one
-        yield start, end, pyromark.events_with_range(segment, options=options)
-        start = end
-
-
-def _definition_ranges(text: str) -> list[tuple[int, int]]:
-    """Ranges no cut may fall in: each use of a defined label to its nearest definition.
-
-    A definition applies anywhere in the document (the first one of a label wins), so
-    a segment needs one of its own for each label it uses; that holds when all the
-    definitions of the label read the same. When they do not, the cut may fall
-    nowhere between the first and the last of the label's definitions and uses.
-    """
-    defs: dict[str, list[tuple[int, str]]] = {}
-    for m in _DEFINITION.finditer(text):
-        body_end = text.find("\n", text.find("\n", m.end()) + 1)  # its line and the next (a title)
-        body = text[m.end() : body_end if body_end >= 0 else len(text)]
-        defs.setdefault(m.group(1).casefold(), []).append((m.start(), body))
-    if not defs:
-        return []
-    uses = _label_uses(text, [f"[{label}]" for label in defs])
-    if uses is None:
-        return [(0, len(text))]
-    out = []
-    for label, found in defs.items():
-        needle = f"[{label}]"
-        starts = [start for start, _ in found]
-        if len({body for _, body in found}) > 1:
-            every = starts + uses[needle]
-            out.append((min(every), max(every) + len(needle)))
-            continue
-        for use in uses[needle]:
-            i = bisect_left(starts, use)  # the definitions around the use; the nearer one counts
-            nearest = min(starts[max(0, i - 1) : i + 1], key=partial(_distance, use))
-            out.append((min(use, nearest), max(use, nearest) + len(needle)))
-    return out
-
-
-def _distance(a: int, b: int) -> int:
-    return abs(a - b)
-
-
-def _label_uses(text: str, needles: list[str], window: int = 1 << 20) -> dict[str, list[int]] | None:
-    """Offsets of each (casefolded) needle in ``text`` casefolded, a window at a time.
-
-    One pass over the text whatever the number of needles: every ``[`` that opens a
-    bracketed label is looked up among them. ``None`` when folding changes the length
-    of some window (offsets would move).
-    """
-    found: dict[str, list[int]] = {needle: [] for needle in needles}
-    overlap = max(map(len, needles))
-    for base in range(0, len(text), window):
-        raw = text[base : base + window + overlap]
-        folded = raw.casefold()
-        if len(folded) != len(raw):
-            return None
-        for m in _BRACKETED.finditer(folded):
-            if m.start() >= window:
-                break  # the next window finds it
-            positions = found.get(m.group(1))
-            if positions is not None:
-                positions.append(base + m.start())
-    return found
-
-
-def _block_name(event: Any) -> str:  # noqa: ANN401 - a pyromark event
-    """The block an ``End`` event closes, or ``""`` for any other event."""
-    if type(event) is str:
-        return ""
-    ((key, body),) = event.items()
-    if key != "End":
-        return ""
-    return body if type(body) is str else next(iter(body))
-
-
 def read_markdown(
-    text: str, *, source_id: str, step_styles: tuple[StepStyle, ...] = DEFAULT_STEP_STYLES
+    text: str, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
 ) -> list[LayoutElement]:
     """Return :func:`iter_markdown` as a list."""
-    return list(iter_markdown(text, source_id=source_id, step_styles=step_styles))
+    return list(iter_markdown(text, source_id=source_id, options=options))

@@ -28,6 +28,7 @@ from dataclasses import replace
 from typing import IO, TYPE_CHECKING
 
 from procedure_rag._errors import ReaderError
+from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._readers.plaintext import iter_plain_text
 from procedure_rag._readers.registry import Source
 from procedure_rag._types import LayoutElement
@@ -45,12 +46,13 @@ _INDENT = re.compile(r"[ \t]*")
 PdfSource = bytes | bytearray | str | os.PathLike[str] | IO[bytes]
 
 
-def read_pdf(source: PdfSource, *, source_id: str) -> Source:
+def read_pdf(source: PdfSource, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS) -> Source:
     r"""Read a PDF's text and its layout elements.
 
     Args:
         source: The PDF as bytes, a path, or a binary file object.
         source_id: Id of the document; element ids start with it.
+        options: The reader options, for the plain-text reader of the extracted text.
 
     Returns:
         ``Source("pdf", elements, text)``: ``text`` is the extracted text, pages joined
@@ -64,12 +66,14 @@ def read_pdf(source: PdfSource, *, source_id: str) -> Source:
     """
     pages = extract_pdf_text(source)
     text = "\f".join(pages)
-    return Source(_FORMAT, list(_with_pdf_pages(text, pages, source_id)), text)
+    return Source(_FORMAT, list(_with_pdf_pages(text, pages, source_id, options)), text)
 
 
-def iter_pdf(source: PdfSource, *, source_id: str) -> Iterator[LayoutElement]:
+def iter_pdf(
+    source: PdfSource, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
+) -> Iterator[LayoutElement]:
     """Yield the layout elements of a PDF (see :func:`read_pdf`)."""
-    yield from read_pdf(source, source_id=source_id).elements
+    yield from read_pdf(source, source_id=source_id, options=options).elements
 
 
 def extract_pdf_text(source: PdfSource) -> list[str]:
@@ -147,14 +151,16 @@ def _page_text(page: PageObject) -> str:
     return "\n".join(lines).strip("\n")
 
 
-def _with_pdf_pages(text: str, pages: list[str], source_id: str) -> Iterator[LayoutElement]:
+def _with_pdf_pages(
+    text: str, pages: list[str], source_id: str, options: ReaderOptions
+) -> Iterator[LayoutElement]:
     """The plain-text reader's elements with ``page`` set to the PDF page they start on."""
     starts = []
     offset = 0
     for page_text in pages:
         starts.append(offset)
         offset += len(page_text) + 1
-    for el in iter_plain_text(text, source_id=source_id):
+    for el in iter_plain_text(text, source_id=source_id, options=options):
         position = el.span.start if el.span is not None else 0
         page = bisect_right(starts, position)
         hints = el.hints

@@ -7,7 +7,16 @@ Document Intelligence, Google Document AI, Amazon Textract) read a parser's outp
 as the library's own objects or their JSON, and give pages and boxes instead.
 
 Readers are imported when first used, so a missing optional library only matters
-to the user who asks for that format.
+to the user who asks for that format. Every reader takes the same
+:class:`~procedure_rag._readers.options.ReaderOptions` and is reached through
+:func:`read_source` (or, lazily for text, :func:`iter_text`), which enforce its limits.
+
+Adding a reader: its module, with ``iter_<name>(source, *, source_id, options)``
+yielding elements built from :class:`~procedure_rag._readers.draft.ElementDraft`;
+its row in ``_READERS`` (how it takes its source, where it lives, its suffixes); and
+its tests, including a row in ``tests/test_reader_options.py``. Nothing else names a
+format. To be told from content alone by :func:`detect_format`, add its sign to
+``_text_format`` or ``_layout_format`` below.
 """
 
 from __future__ import annotations
@@ -20,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
-from procedure_rag._chunking.options import DEFAULT_MAX_INPUT_CHARS, DEFAULT_MAX_JSON_DEPTH
 from procedure_rag._errors import ReaderError
+from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._types import LayoutElement
 
 __all__ = [
@@ -29,48 +38,66 @@ __all__ = [
     "LAYOUT_FORMATS",
     "SUFFIXES",
     "TEXT_FORMATS",
+    "ReaderEntry",
     "Source",
     "detect_format",
+    "iter_text",
     "read_source",
+    "reader",
 ]
-
-#: Formats whose source is text; their elements carry character spans.
-TEXT_FORMATS = ("markdown", "text", "html", "rst")
-#: Formats whose source is a layout parser's output; their elements carry pages and boxes.
-LAYOUT_FORMATS = ("unstructured", "docling", "azure", "google", "textract")
-#: Every format name a user may give, besides ``"auto"``.
-FORMATS = (*TEXT_FORMATS, "pdf", *LAYOUT_FORMATS)
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 #: UTF-8 takes at most four bytes a character: more bytes than this cannot fit the limit.
 _MAX_UTF8_BYTES = 4
 
-#: File suffixes and the format they mean.
-SUFFIXES: Mapping[str, str] = {
-    ".md": "markdown",
-    ".markdown": "markdown",
-    ".mdx": "markdown",
-    ".txt": "text",
-    ".text": "text",
-    ".html": "html",
-    ".htm": "html",
-    ".xhtml": "html",
-    ".rst": "rst",
-    ".rest": "rst",
-    ".pdf": "pdf",
+
+@dataclass(frozen=True, slots=True)
+class ReaderEntry:
+    """One format's reader: where it lives, what it takes, and the file suffixes that name it.
+
+    Attributes:
+        takes: ``"text"``: a ``str`` (or bytes) its elements' spans point into;
+            ``"layout"``: a parser's output, objects or JSON (loaded and checked
+            against the limits before the reader sees it); ``"file"``: bytes or a
+            path, read by a function that returns the whole :class:`Source` (the
+            text it extracted and the elements).
+        module: The reader's module, imported on first use.
+        function: Its reader: ``f(source, *, source_id, options) -> Iterator[LayoutElement]``
+            (``-> Source`` for ``"file"``).
+        suffixes: File suffixes that mean the format.
+    """
+
+    takes: str
+    module: str
+    function: str
+    suffixes: tuple[str, ...] = ()
+
+
+#: Every format and its reader; the one place a reader is named.
+_READERS: Mapping[str, ReaderEntry] = {
+    "markdown": ReaderEntry(
+        "text", "procedure_rag._readers.markdown", "iter_markdown", (".md", ".markdown", ".mdx")
+    ),
+    "text": ReaderEntry("text", "procedure_rag._readers.plaintext", "iter_plain_text", (".txt", ".text")),
+    "html": ReaderEntry("text", "procedure_rag._readers.html", "iter_html", (".html", ".htm", ".xhtml")),
+    "rst": ReaderEntry("text", "procedure_rag._readers.rst", "iter_rst", (".rst", ".rest")),
+    "pdf": ReaderEntry("file", "procedure_rag._readers.pdf", "read_pdf", (".pdf",)),
+    "unstructured": ReaderEntry("layout", "procedure_rag._readers.unstructured", "iter_unstructured"),
+    "docling": ReaderEntry("layout", "procedure_rag._readers.docling", "iter_docling"),
+    "azure": ReaderEntry("layout", "procedure_rag._readers.azure", "iter_azure"),
+    "google": ReaderEntry("layout", "procedure_rag._readers.google_docai", "iter_google_docai"),
+    "textract": ReaderEntry("layout", "procedure_rag._readers.textract", "iter_textract"),
 }
 
-# format -> (module, function); each function is ``f(source, *, source_id) -> Iterator[LayoutElement]``.
-# PDF is read by ``procedure_rag._readers.pdf.read_pdf``, which also returns the extracted text.
-_READERS: Mapping[str, tuple[str, str]] = {
-    "html": ("procedure_rag._readers.html", "iter_html"),
-    "rst": ("procedure_rag._readers.rst", "iter_rst"),
-    "unstructured": ("procedure_rag._readers.unstructured", "iter_unstructured"),
-    "docling": ("procedure_rag._readers.docling", "iter_docling"),
-    "azure": ("procedure_rag._readers.azure", "iter_azure"),
-    "google": ("procedure_rag._readers.google_docai", "iter_google_docai"),
-    "textract": ("procedure_rag._readers.textract", "iter_textract"),
-}
+#: Formats whose source is text; their elements carry character spans.
+TEXT_FORMATS = tuple(name for name, entry in _READERS.items() if entry.takes == "text")
+#: Formats whose source is a layout parser's output; their elements carry pages and boxes.
+LAYOUT_FORMATS = tuple(name for name, entry in _READERS.items() if entry.takes == "layout")
+#: Every format name a user may give, besides ``"auto"``.
+FORMATS = tuple(_READERS)
+
+#: File suffixes and the format they mean.
+SUFFIXES: Mapping[str, str] = {suffix: name for name, entry in _READERS.items() for suffix in entry.suffixes}
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,14 +195,28 @@ def source_get(source: object, key: str) -> object:
 
 
 def reader(fmt: str) -> Callable[..., Iterator[LayoutElement]]:
-    """The reader function for ``fmt`` (imported on first use)."""
+    """The reader function of a text or layout format (imported on first use).
+
+    Raises:
+        ValueError: For an unknown format, or one read whole by :func:`read_source` (PDF).
+    """
+    entry = _entry(fmt)
+    if entry.takes == "file":
+        msg = f"{fmt!r} is read whole, with the text it extracts: use read_source"
+        raise ValueError(msg)
+    return cast("Callable[..., Iterator[LayoutElement]]", _function(entry))
+
+
+def _function(entry: ReaderEntry) -> object:
+    return getattr(importlib.import_module(entry.module), entry.function)
+
+
+def _entry(fmt: str) -> ReaderEntry:
     try:
-        module_name, function = _READERS[fmt]
+        return _READERS[fmt]
     except KeyError:
         msg = f"no reader for format {fmt!r}; formats: {', '.join(FORMATS)}"
         raise ValueError(msg) from None
-    module = importlib.import_module(module_name)
-    return cast("Callable[..., Iterator[LayoutElement]]", getattr(module, function))
 
 
 def check_size(size: int, max_chars: int | None, *, unit: str = "characters") -> None:
@@ -280,42 +321,61 @@ def check_json(value: object, *, max_depth: int | None) -> None:
             stack.extend((child, depth + 1) for child in item)
 
 
-def read_source(
-    source: object,
-    *,
-    source_id: str,
-    fmt: str,
-    max_input_chars: int | None = DEFAULT_MAX_INPUT_CHARS,
-    max_json_depth: int | None = DEFAULT_MAX_JSON_DEPTH,
-) -> Source:
-    """Read a source of a format other than Markdown and plain text.
+def iter_text(
+    text: str, *, source_id: str, fmt: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
+) -> Iterator[LayoutElement]:
+    """Yield the elements of ``text``, read lazily by the reader of the text format ``fmt``.
 
     Args:
-        source: The source (text for ``html``/``rst``; a path or bytes for ``pdf``;
-            objects or JSON for the layout formats).
+        text: The document.
         source_id: Id of the document; element ids start with it.
-        fmt: One of ``html``, ``rst``, ``pdf`` or :data:`LAYOUT_FORMATS`.
-        max_input_chars: Most characters the source (text, JSON text, or a PDF's
-            extracted text) may have; ``None`` means no limit.
-        max_json_depth: Deepest nesting of a layout format's JSON; ``None`` means no limit.
+        fmt: One of :data:`TEXT_FORMATS`.
+        options: Styles, lexicons and limits for the reader.
+
+    Raises:
+        ValueError: For a format that is not a text format, or text over
+            ``options.max_input_chars``.
+    """
+    if _entry(fmt).takes != "text":
+        msg = f"{fmt!r} is not a text format; text formats: {', '.join(TEXT_FORMATS)}"
+        raise ValueError(msg)
+    check_size(len(text), options.max_input_chars)
+    return reader(fmt)(text, source_id=source_id, options=options)
+
+
+def read_source(
+    source: object, *, source_id: str, fmt: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
+) -> Source:
+    """Read a source of any format with its reader, the limits of ``options`` enforced.
+
+    Args:
+        source: The source (text or bytes for the text formats; a path or bytes for
+            ``pdf``; objects or JSON for the layout formats).
+        source_id: Id of the document; element ids start with it.
+        fmt: One of :data:`FORMATS`.
+        options: Styles, lexicons and limits for the reader: ``max_input_chars``
+            bounds the source (text, JSON text, or a PDF's extracted text),
+            ``max_json_depth`` a layout format's JSON.
 
     Raises:
         ValueError: For an unknown format, a source over a limit, or a source the
             reader cannot use (:class:`~procedure_rag.ReaderError` names the record).
     """
-    if fmt == "pdf":
-        pdf = importlib.import_module("procedure_rag._readers.pdf")  # written with the PDF reader
-        read_pdf = cast("Source", pdf.read_pdf(source, source_id=source_id))
-        check_size(len(read_pdf.text), max_input_chars)
-        return read_pdf
-    read = reader(fmt)
-    if fmt in LAYOUT_FORMATS:
+    entry = _entry(fmt)
+    if entry.takes == "file":
+        read_file = cast("Callable[..., Source]", _function(entry))
+        read = read_file(source, source_id=source_id, options=options)
+        check_size(len(read.text), options.max_input_chars)
+        return read
+    if entry.takes == "layout":
         try:
-            source = load_json(source, max_chars=max_input_chars, max_depth=max_json_depth)
+            source = load_json(source, max_chars=options.max_input_chars, max_depth=options.max_json_depth)
         except ValueError as exc:
             raise ReaderError(fmt, "document", str(exc)) from None
     elif isinstance(source, str | bytes | bytearray):
-        check_size(len(source), max_input_chars, unit="characters" if isinstance(source, str) else "bytes")
-    elements = list(read(source, source_id=source_id))
-    text = source if isinstance(source, str) and fmt in TEXT_FORMATS else ""
+        check_size(
+            len(source), options.max_input_chars, unit="characters" if isinstance(source, str) else "bytes"
+        )
+    elements = list(reader(fmt)(source, source_id=source_id, options=options))
+    text = source if isinstance(source, str) and entry.takes == "text" else ""
     return Source(fmt, elements, text)

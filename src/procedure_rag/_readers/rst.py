@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from procedure_rag._errors import ReaderError
 from procedure_rag._language.labels import admonition_label
-from procedure_rag._language.numbering import DEFAULT_STEP_STYLES, StepStyle
 from procedure_rag._language.text import join_lines
-from procedure_rag._readers.html import BlockEmitter, format_number, place
+from procedure_rag._readers.markup import BlockEmitter, format_number, place
+from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._readers.tables import pipe_table
 from procedure_rag._types import ElementKind, LayoutElement
 
@@ -477,15 +477,15 @@ class _RstWalker:
 
 
 def iter_rst(
-    source: str | bytes, *, source_id: str, step_styles: tuple[StepStyle, ...] = DEFAULT_STEP_STYLES
+    source: str | bytes, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
 ) -> Iterator[LayoutElement]:
     """Yield the layout elements of a reStructuredText document in reading order.
 
     Args:
         source: The document as ``str`` (or UTF-8 bytes).
         source_id: Id of the document; element ids start with it.
-        step_styles: Step numbering styles recognised in paragraphs (``①``, ``（1）``,
-            ``手順1``…); reST's own lists need none.
+        options: The reader options; their step styles are recognised in paragraphs
+            (``①``, ``（1）``, ``手順1``…); reST's own lists need none.
 
     Yields:
         One element per block, each with a span (a line range) into the text.
@@ -514,7 +514,7 @@ def iter_rst(
         raise ImportError(msg) from exc
     _check_inline_work(source)
     _register_sphinx_names()
-    out = BlockEmitter(source_id, step_styles, join=join_lines)
+    out = BlockEmitter(source_id, options.step_styles, join=join_lines)
     try:
         document = publish_doctree(source, settings_overrides=dict(_SETTINGS))
         _RstWalker(out, source.splitlines()).body(document, 0, 0)
@@ -547,7 +547,7 @@ def _check_inline_work(source: str) -> None:
 
 
 def read_rst(
-    source: str | bytes, *, source_id: str, step_styles: tuple[StepStyle, ...] = DEFAULT_STEP_STYLES
+    source: str | bytes, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
 ) -> list[LayoutElement]:
     """Return :func:`iter_rst` as a list."""
-    return list(iter_rst(source, source_id=source_id, step_styles=step_styles))
+    return list(iter_rst(source, source_id=source_id, options=options))

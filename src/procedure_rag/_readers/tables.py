@@ -2,13 +2,16 @@
 
 Every reader ends with a grid of cell texts; :func:`pipe_table` writes it the one
 way the chunker expects: a header row, a ``|---|`` rule, then the rows.
+:func:`html_table_to_markdown` reads the grid of an HTML table first (Unstructured's
+``text_as_html``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from html.parser import HTMLParser
 
-__all__ = ["pipe_table"]
+__all__ = ["html_table_to_markdown", "pipe_table"]
 
 
 def _cell(text: str) -> str:
@@ -45,3 +48,42 @@ def pipe_table(rows: Sequence[Sequence[str]], *, header_rows: int = 1) -> str:
     lines = ["| " + " | ".join(row) + " |" for row in (_merged(grid[:head], width), *body)]
     lines.insert(1, "|" + "---|" * width)
     return "\n".join(lines)
+
+
+class _TableParser(HTMLParser):
+    """Rows of cells of the first table in ``text_as_html`` (``colspan`` repeats a blank cell)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.rows: list[list[str]] = []
+        self._cell: list[str] | None = None
+        self._span = 1
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            if not self.rows:
+                self.rows.append([])
+            self._cell = []
+            span = dict(attrs).get("colspan") or "1"
+            self._span = int(span) if span.isdigit() and 0 < int(span) < 100 else 1
+        elif tag == "br" and self._cell is not None:
+            self._cell.append(" ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None:
+            self.rows[-1].extend(["".join(self._cell)] + [""] * (self._span - 1))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def html_table_to_markdown(html: str) -> str:
+    """Return an HTML table as a Markdown pipe table (first row as header), or ``""``."""
+    parser = _TableParser()
+    parser.feed(html)
+    parser.close()
+    return pipe_table(parser.rows)

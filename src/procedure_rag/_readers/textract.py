@@ -14,7 +14,9 @@ from collections.abc import Iterator
 
 from procedure_rag._language.numbering import match_heading_number, match_step_marker
 from procedure_rag._language.text import join_lines
+from procedure_rag._readers.draft import ElementDraft
 from procedure_rag._readers.layout_json import ElementSink, Fields, ListAssembler, rect_box
+from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._readers.tables import pipe_table
 from procedure_rag._types import BBox, ElementKind, LayoutElement
 
@@ -32,23 +34,29 @@ _SIMPLE = {
 }
 
 
-def read_textract(source: object, *, source_id: str) -> list[LayoutElement]:
+def read_textract(
+    source: object, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
+) -> list[LayoutElement]:
     """Return :func:`iter_textract` as a list."""
-    return list(iter_textract(source, source_id=source_id))
+    return list(iter_textract(source, source_id=source_id, options=options))
 
 
-def iter_textract(source: object, *, source_id: str) -> Iterator[LayoutElement]:
+def iter_textract(
+    source: object, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
+) -> Iterator[LayoutElement]:
     """Yield the layout elements of a Textract layout analysis.
 
     Args:
         source: The parsed JSON response (``{"Blocks": [...], ...}``).
         source_id: Id of the document; element ids start with it.
+        options: The reader options: step styles find the markers the service
+            left in paragraph text, heading styles the levels it does not give.
 
     Raises:
         ReaderError: For malformed input, naming the block (its ``Id``): wrong types,
             missing blocks or pages, CHILD links in a cycle or nested deeper than 32.
     """
-    reader = _Reader(Fields.of(_FMT, "response", source), source_id)
+    reader = _Reader(Fields.of(_FMT, "response", source), source_id, options)
     for block in reader.layout_blocks():
         start = len(reader.sink.elements)
         reader.layout(block)
@@ -56,9 +64,10 @@ def iter_textract(source: object, *, source_id: str) -> Iterator[LayoutElement]:
 
 
 class _Reader:
-    def __init__(self, response: Fields, source_id: str) -> None:
+    def __init__(self, response: Fields, source_id: str, options: ReaderOptions) -> None:
         self.sink = ElementSink(source_id)
-        self.lists = ListAssembler(self.sink)
+        self.options = options
+        self.lists = ListAssembler(self.sink, options.step_styles)
         self.blocks: dict[str, Fields] = {}
         for i, raw in enumerate(response.get_list("Blocks", required=True)):
             block = Fields.of(_FMT, f"Blocks[{i}]", raw)
@@ -159,23 +168,23 @@ class _Reader:
             self._list(block)
             return
         if kind == "LAYOUT_TABLE":
-            self.lists.block(
-                ElementKind.TABLE, self._table(block), record_id=block.record, page=page, bbox=bbox
-            )
+            table = ElementDraft(ElementKind.TABLE, self._table(block))
+            self.lists.block(table, record_id=block.record, page=page, bbox=bbox)
             return
         text = self.text(block)
         if kind in ("LAYOUT_TITLE", "LAYOUT_SECTION_HEADER"):
             self.lists.close()
-            numbered = match_heading_number(text)
+            numbered = match_heading_number(text, self.options.heading_styles)
             level = 1 if kind == "LAYOUT_TITLE" else numbered[1] if numbered else 2
             heading = ElementKind.TITLE if kind == "LAYOUT_TITLE" else ElementKind.SECTION_HEADER
-            self.sink.add(heading, text, record_id=block.record, page=page, bbox=bbox, level=level)
+            self.sink.add(
+                ElementDraft(heading, text, level=level), record_id=block.record, page=page, bbox=bbox
+            )
         elif kind in _SIMPLE:
             if _SIMPLE[kind] in (ElementKind.PICTURE, ElementKind.FORM):
                 self.lists.close()
-            self.sink.add(
-                _SIMPLE[kind], text, record_id=block.record, page=page, bbox=bbox, hints=(("type", kind),)
-            )
+            draft = ElementDraft(_SIMPLE[kind], text, hints=(("type", kind),))
+            self.sink.add(draft, record_id=block.record, page=page, bbox=bbox)
         else:  # LAYOUT_TEXT and any layout type added after this reader was written
             self.lists.text(text, record_id=block.record, page=page, bbox=bbox)
 
@@ -192,7 +201,7 @@ class _Reader:
         )
         for (page, bbox), item in placed:
             text = self.text(item, (block.record,))
-            if match_step_marker(text.lstrip()) is not None:
+            if match_step_marker(text.lstrip(), self.options.step_styles) is not None:
                 self.lists.text(text, record_id=item.record, page=page, bbox=bbox)
             else:  # Textract often drops bullet glyphs
                 self.lists.item("-", text, ordered=False, record_id=item.record, page=page, bbox=bbox)

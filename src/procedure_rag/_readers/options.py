@@ -1,0 +1,53 @@
+"""What every reader is given: the part of :class:`~procedure_rag.ChunkerOptions` readers use."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from procedure_rag._language.lexicons import LEXICONS, Lexicon
+from procedure_rag._language.numbering import (
+    DEFAULT_HEADING_STYLES,
+    DEFAULT_STEP_STYLES,
+    HeadingStyle,
+    StepStyle,
+)
+
+__all__ = ["DEFAULT_MAX_INPUT_CHARS", "DEFAULT_MAX_JSON_DEPTH", "DEFAULT_READER_OPTIONS", "ReaderOptions"]
+
+#: Default most characters one document may have: 100 million (a few hundred MB of
+#: UTF-8), far past any manual, short of what would exhaust a worker's memory.
+DEFAULT_MAX_INPUT_CHARS = 100_000_000
+#: Default deepest nesting of a parser's JSON output. Real layouts nest a few dozen
+#: levels; Python's own JSON parser gives up near a thousand.
+DEFAULT_MAX_JSON_DEPTH = 256
+
+
+@dataclass(frozen=True, slots=True)
+class ReaderOptions:
+    """The options every reader takes, the same for every format.
+
+    Built from validated :class:`~procedure_rag.ChunkerOptions`
+    (:attr:`~procedure_rag.ChunkerOptions.reader_options`); the defaults are the
+    chunker's. Attributes mean what the chunker's attributes of the same name mean:
+
+    Attributes:
+        step_styles: Step numbering styles a reader recognises in text (paragraphs
+            that open with a marker, and markers a parser left in an item's text).
+        heading_styles: Heading numbering styles (plain-text headings, and heading
+            levels a layout parser does not give).
+        lexicons: Lexicon per language code (the Unstructured reader's list lead-ins).
+        max_input_chars: Most characters a source may have; enforced by
+            :func:`procedure_rag._readers.registry.read_source` for every format.
+        max_json_depth: Deepest nesting of a layout parser's JSON; enforced there too.
+    """
+
+    step_styles: tuple[StepStyle, ...] = DEFAULT_STEP_STYLES
+    heading_styles: tuple[HeadingStyle, ...] = DEFAULT_HEADING_STYLES
+    lexicons: Mapping[str, Lexicon] = field(default_factory=lambda: dict(LEXICONS))
+    max_input_chars: int | None = DEFAULT_MAX_INPUT_CHARS
+    max_json_depth: int | None = DEFAULT_MAX_JSON_DEPTH
+
+
+#: The options a reader uses when it is given none.
+DEFAULT_READER_OPTIONS = ReaderOptions()
