@@ -13,8 +13,8 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from types import TracebackType
-from typing import Self
+
+from procedure_rag._closing import Closing
 
 __all__ = ["MEMORY", "SQLiteStore", "execute_in_batches", "in_batches"]
 
@@ -24,7 +24,7 @@ MEMORY = ":memory:"
 _BATCH = 500
 
 
-class SQLiteStore:
+class SQLiteStore(Closing):
     """A SQLite file (or ``":memory:"``) behind one connection used under a lock.
 
     The file is created with its parent folders when missing and runs in WAL mode; a
@@ -79,17 +79,6 @@ class SQLiteStore:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
