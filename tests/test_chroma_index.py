@@ -19,7 +19,8 @@ from langchain_core.documents import Document
 from langchain_procedures import OfflineEmbeddings, ProcedureMultiVectorRetriever
 from procedure_rag import ProcedureChunker, chunk_metadata, load_offline_model
 from procedure_rag._chroma.collection import DEFAULT_COLLECTION, ChromaTarget
-from procedure_rag._chroma.index import ChromaIndex, IndexStats, chunks_where, kinds_where
+from procedure_rag._chroma.index import ChromaIndex, IndexStats
+from procedure_rag._chroma.queries import chunks_where, kinds_where
 from procedure_rag._models.identity import EmbeddingMismatchError
 from procedure_rag._retrieval.retrieve import RetrievalOptions
 from procedure_rag._store.chunk_store import StoredChunk

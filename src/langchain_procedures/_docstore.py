@@ -1,23 +1,24 @@
 """The raw-chunk docstore as a LangChain ``BaseStore[str, Document]``.
 
-A thin view of the core :class:`~procedure_rag._store.chunk_store.ChunkStore` (SQLite, JSON
-values, never pickle): ``Document.page_content`` is the chunk text, ``metadata`` its flat
-metadata, the key its chunk id. The multi-vector retriever also keeps its vector ledger
-in the same file, so re-indexing a source and deleting it are one transaction here.
+A thin view of the core's ``ChunkStore`` (SQLite, JSON values, never pickle):
+``Document.page_content`` is the chunk text, ``metadata`` its flat metadata, the key its
+chunk id. The multi-vector retriever also keeps its vector ledger in the same file, so
+re-indexing a source and deleting it are one transaction here. Any other ``BaseStore``
+is kept in step with the retriever's in-memory ledger through :class:`BaseStoreMirror`.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 from langchain_core.documents import Document
 from langchain_core.stores import BaseStore
 
-from procedure_rag._store.chunk_store import ChunkStore, StoredChunk
-from procedure_rag._store.sqlite import MEMORY
+from procedure_rag._core_api import MEMORY, ChunkStore, StoredChunk
 
-__all__ = ["ProcedureDocStore", "document_of", "stored_of"]
+__all__ = ["BaseStoreMirror", "ProcedureDocStore", "document_of", "stored_of"]
 
 
 def document_of(chunk: StoredChunk) -> Document:
@@ -78,3 +79,18 @@ class ProcedureDocStore(BaseStore[str, Document]):
     def close(self) -> None:
         """Close the underlying store."""
         self.store.close()
+
+
+@dataclass(frozen=True, slots=True)
+class BaseStoreMirror:
+    """A LangChain ``BaseStore`` as the core's ``RawChunks`` mirrors raw chunks into it."""
+
+    docstore: BaseStore[str, Document]
+
+    def put(self, chunks: Sequence[StoredChunk]) -> None:
+        """Store ``chunks`` as documents under their chunk ids, replacing what was there."""
+        self.docstore.mset([(chunk.chunk_id, document_of(chunk)) for chunk in chunks])
+
+    def delete(self, chunk_ids: Sequence[str]) -> None:
+        """Delete the documents under ``chunk_ids``."""
+        self.docstore.mdelete(list(chunk_ids))

@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.messages.content import ContentBlock, ImageContentBlock, TextContentBlock
 from langchain_core.runnables import Runnable
 
-from procedure_rag._models.text_model import ImagePart, Message, ModelReply
+from procedure_rag import ImagePart, Message, ModelReply
 
 __all__ = ["LangChainModel"]
 

@@ -15,10 +15,15 @@ from langchain_core.documents import Document
 from langchain_core.runnables import Runnable
 
 from langchain_procedures._models import LangChainModel
-from procedure_rag._metadata import chunk_from_metadata
-from procedure_rag._representations.llm.generator import RepresentationCache, arepresent, represent
-from procedure_rag._representations.types import Representation, RepresentationKind
-from procedure_rag._types import Chunk, ChunkType
+from procedure_rag import (
+    Chunk,
+    ChunkType,
+    Representation,
+    RepresentationCache,
+    RepresentationKind,
+    chunk_from_metadata,
+)
+from procedure_rag._core_api import arepresent, represent
 
 __all__ = [
     "agenerate_representation_documents",
@@ -67,7 +72,7 @@ def generate_representation_documents(
     Args:
         chunks: Chunk documents from :class:`~langchain_procedures.ProcedureTextSplitter`
             (their metadata holds the chunk's structure, which
-            :func:`procedure_rag._metadata.chunk_from_metadata` reads back), or core chunks.
+            :func:`procedure_rag.chunk_from_metadata` reads back), or core chunks.
         model: ``None`` for the offline deterministic generators; else a chat model or
             Runnable (wrapped in :class:`LangChainModel`), or a ``LangChainModel`` to set
             its identity or image support. For retries, timeouts or images use

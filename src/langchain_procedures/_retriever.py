@@ -25,35 +25,33 @@ from langchain_core.stores import BaseStore, ByteStore
 from langchain_core.vectorstores import VectorStore
 from pydantic import Field, PrivateAttr, model_validator
 
-from langchain_procedures._docstore import ProcedureDocStore, document_of
+from langchain_procedures._docstore import BaseStoreMirror, ProcedureDocStore
 from langchain_procedures._models import LangChainModel
 from langchain_procedures._vector_backend import Layout, VectorStoreBackend, searcher
-from procedure_rag._chroma.collection import DEFAULT_COLLECTION, ChromaTarget, docstore_path, open_collection
-from procedure_rag._chroma.index import CollectionBackend
-from procedure_rag._models.identity import PROBE_TEXT, EmbeddingIdentity, describe_model
-from procedure_rag._representations.llm.generator import represent
-from procedure_rag._representations.types import Representation
-from procedure_rag._retrieval.fusion import FusionMethod
-from procedure_rag._retrieval.retrieve import (
+from procedure_rag import Chunk, Representation
+from procedure_rag._core_api import (
+    DEFAULT_COLLECTION,
     FETCH_PER_K,
     LEXICAL_WEIGHT,
-    Lexical,
+    PROBE_TEXT,
+    ChromaTarget,
+    CollectionBackend,
+    EmbeddingIdentity,
+    FusionMethod,
+    IndexReport,
+    RawChunks,
+    RepresentationSource,
     RetrievalOptions,
     Retrieved,
-    retrieve,
-)
-from procedure_rag._store.chunk_store import ChunkStore, StoredChunk
-from procedure_rag._store.writer import (
-    IndexReport,
-    RepresentationSource,
     VectorBackend,
-    check_delete_selector,
-    delete_chunks,
-    delete_sources,
+    describe_model,
+    docstore_path,
+    lexical_pass,
+    open_collection,
+    represent,
+    retrieve,
     stored_chunk,
-    write_chunks,
 )
-from procedure_rag._types import Chunk
 
 __all__ = ["ProcedureMultiVectorRetriever", "SearchType"]
 
@@ -118,7 +116,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
     representation_model: Runnable[Any, Any] | LangChainModel | None = None
 
     _options: RetrievalOptions = PrivateAttr()
-    _ledger: ChunkStore = PrivateAttr()
+    _raw: RawChunks = PrivateAttr()
     _layout: Layout | None = PrivateAttr(default=None)
     _opened: tuple[Callable[[], None], ...] = PrivateAttr(default=())
 
@@ -132,7 +130,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
         return values
 
     def model_post_init(self, context: Any, /) -> None:  # noqa: ANN401 - pydantic's signature
-        """Validate the options once; pick the ledger."""
+        """Validate the options once; pick where the raw chunks and the ledger live."""
         start = self.search_kwargs.get("k")
         self._options = RetrievalOptions(
             k=self.k,
@@ -144,10 +142,10 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
             fetch_start=max(int(start), FETCH_PER_K * self.k) if start is not None else None,
             lexical_weight=self.lexical_weight,
         )
-        if isinstance(self.docstore, ProcedureDocStore):
-            self._ledger = self.docstore.store
-        else:
-            self._ledger = ChunkStore()
+        docstore = self.docstore
+        self._raw = RawChunks(
+            docstore.store if isinstance(docstore, ProcedureDocStore) else BaseStoreMirror(docstore)
+        )
 
     # -- building ---------------------------------------------------------------
 
@@ -219,7 +217,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
             client.close()
             raise
         # Searches go to the collection and the ledger directly (ids and distances only).
-        retriever._layout = Layout(collection, docstore.store)
+        retriever._layout = Layout(collection, retriever._raw)
         retriever._opened = (docstore.close, client.close)
         return retriever
 
@@ -267,17 +265,12 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
                 is written then.
         """
         stored = [stored_chunk(d.page_content, d.metadata, position=i) for i, d in enumerate(documents)]
-        before = self._source_ids(stored)
-        report = write_chunks(
+        return self._raw.write(
             stored,
-            store=self._ledger,
             backend=self._backend(),
             representations=self._representations(representations),
             id_key=self.id_key,
         )
-        if self._ledger is not self._store_chunks():
-            self._mirror(stored, before)
-        return report
 
     def delete(
         self, *, source_ids: Sequence[str] | None = None, ids: Sequence[str] | None = None
@@ -287,17 +280,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
         Raises:
             ValueError: When neither or both of ``source_ids`` and ``ids`` are given.
         """
-        check_delete_selector(source_ids, ids)
-        backend = self._backend()
-        if source_ids is not None:
-            removed = [cid for s in source_ids for cid in self._ledger.ids_for_source(s)]
-            report = delete_sources(source_ids, store=self._ledger, backend=backend)
-        else:
-            removed = list(ids or ())
-            report = delete_chunks(removed, store=self._ledger, backend=backend)
-        if self._ledger is not self._store_chunks():
-            self.docstore.mdelete(removed)
-        return report
+        return self._raw.delete(source_ids=source_ids, ids=ids, backend=self._backend())
 
     # -- retrieval --------------------------------------------------------------
 
@@ -328,7 +311,12 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
             lookup=self.docstore.mget,
             metadata_of=lambda document: document.metadata,
             options=options,
-            lexical=self._lexical(where),
+            # With a score threshold or MMR the search type decides what may be a result.
+            lexical=lexical_pass(
+                self._raw,
+                filtered=where is not None,
+                similarity_only=self.search_type == SearchType.similarity,
+            ),
         )
         if result.missing:
             run_manager.on_text(
@@ -338,17 +326,6 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
         return [_result_document(item) for item in result.items]
 
     # -- helpers ----------------------------------------------------------------
-
-    def _lexical(self, where: Mapping[str, Any] | None) -> Lexical | None:
-        """The docstore's lexical search, when it has one and no filter or threshold applies.
-
-        With ``similarity_score_threshold`` or ``mmr`` the search type decides what may be
-        a result, so chunks found by their words alone are not added.
-        """
-        plain = self.search_type == SearchType.similarity
-        if plain and where is None and isinstance(self.docstore, ProcedureDocStore):
-            return self.docstore.store.lexical_search
-        return None
 
     def _representations(self, given: RepresentationSource | None) -> RepresentationSource | None:
         if given is not None or self.representation_model is None:
@@ -363,20 +340,6 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
             return VectorStoreBackend(self.vectorstore)
         # On the layout, embed here: the ledger keeps the vectors for exact re-scoring.
         return CollectionBackend(self._layout.collection, embeddings)
-
-    def _store_chunks(self) -> ChunkStore | None:
-        return self.docstore.store if isinstance(self.docstore, ProcedureDocStore) else None
-
-    def _source_ids(self, stored: Sequence[StoredChunk]) -> dict[str, list[str]]:
-        return {s: self._ledger.ids_for_source(s) for s in dict.fromkeys(c.source_id for c in stored)}
-
-    def _mirror(self, stored: Sequence[StoredChunk], before: Mapping[str, Sequence[str]]) -> None:
-        """Copy a write into a docstore that is not a :class:`ProcedureDocStore`."""
-        now = {c.chunk_id for c in stored}
-        gone = [cid for ids in before.values() for cid in ids if cid not in now]
-        if gone:
-            self.docstore.mdelete(gone)
-        self.docstore.mset([(c.chunk_id, document_of(c)) for c in stored])
 
 
 def _result_document(item: Retrieved[Document]) -> Document:

@@ -30,9 +30,14 @@ from procedure_rag import (
     StepStyle,
     chunk_metadata,
 )
-from procedure_rag._chunking.framework_documents import iter_document_chunks, iter_record_groups
-from procedure_rag._chunking.lengths import ordinary_first, tiktoken_encoding
-from procedure_rag._chunking.options import DEFAULT_MAX_INPUT_CHARS, DEFAULT_MAX_JSON_DEPTH
+from procedure_rag._core_api import (
+    DEFAULT_MAX_INPUT_CHARS,
+    DEFAULT_MAX_JSON_DEPTH,
+    iter_document_chunks,
+    iter_record_groups,
+    ordinary_first,
+    tiktoken_encoding,
+)
 
 __all__ = ["ProcedureTextSplitter"]
 

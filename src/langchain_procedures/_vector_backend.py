@@ -2,8 +2,9 @@
 
 Writing: representation records become ``Document``s with the record's id, text and
 metadata, added through the store's own API (so it embeds with its own embedding
-function). Searching: hits come back as core :class:`~procedure_rag._retrieval.fusion.Hit`s with
-similarity scores (higher is better) whichever store it is.
+function). Searching: hits come back as the core's ``Hit``s with similarity scores
+(higher is better) whichever store it is; on the index layout the core searches and
+re-scores the collection itself.
 """
 
 from __future__ import annotations
@@ -15,11 +16,17 @@ from typing import Any
 from langchain_core.documents import Document
 from langchain_core.vectorstores import VectorStore
 
-from procedure_rag._chroma.index import chroma_rescore, chroma_search
-from procedure_rag._retrieval.fusion import Hit
-from procedure_rag._retrieval.retrieve import Found, Rescore, Search
-from procedure_rag._store.chunk_store import ChunkStore
-from procedure_rag._store.writer import VectorRecord
+from procedure_rag._core_api import (
+    Found,
+    Hit,
+    RawChunks,
+    Rescore,
+    Search,
+    VectorFilter,
+    VectorRecord,
+    chroma_search,
+    rescore_pass,
+)
 
 __all__ = ["Layout", "Searcher", "VectorStoreBackend", "hits_of", "searcher"]
 
@@ -80,10 +87,10 @@ class Searcher:
 
 @dataclass(frozen=True, slots=True)
 class Layout:
-    """The index layout's own collection and docstore, when the retriever opened them."""
+    """The index layout's own collection and raw chunks, when the retriever opened them."""
 
     collection: Any
-    store: ChunkStore
+    raw: RawChunks
 
 
 def searcher(
@@ -112,8 +119,13 @@ def searcher(
     embeddings = vectorstore.embeddings
     if layout is not None and embeddings is not None:
         vector = embeddings.embed_query(query)
-        search = chroma_search(layout.collection, vector, store=layout.store, where=where)
-        rescore = chroma_rescore(layout.collection.get, vector, store=layout.store, where=where)
+        search = chroma_search(layout.collection, vector, store=layout.raw.ledger, where=where)
+        rescore = rescore_pass(
+            layout.collection.get,
+            vector,
+            raw=layout.raw,
+            vector_filter=None if where is None else VectorFilter(where=where),
+        )
         return Searcher(search if threshold is None else _at_least(search, float(threshold)), rescore)
 
     options = {**kwargs, **({} if where is None else {"filter": dict(where)})}

@@ -1,27 +1,27 @@
-"""The multi-vector index on LlamaIndex stores: representation nodes, raw nodes, the ledger.
+"""The multi-vector index on LlamaIndex stores: LlamaIndex types to and from the core's.
 
 The translation layer under :class:`~llama_index_procedures.ProcedureMultiVectorRetriever`:
 
-- :class:`IndexBackend` is the core's :class:`~procedure_rag._store.writer.VectorBackend` over a
-  ``VectorStoreIndex``: each :class:`~procedure_rag._store.writer.VectorRecord` becomes a
-  ``TextNode`` (id = representation id, text = representation text, metadata = the
-  record's) whose ``SOURCE`` is the raw chunk, so the ``doc_id`` LlamaIndex writes at the
-  top level of a vector's metadata is the chunk id, as the LangChain adapter writes it.
-- :class:`RawNodes` keeps the raw chunks: in the core's :class:`~procedure_rag._store.chunk_store.ChunkStore`
-  (SQLite, which is also the vector ledger), or in any LlamaIndex ``BaseDocumentStore``
-  mirrored from an in-memory ledger.
-- :func:`to_hits` turns the vector store's answer into the core's
-  :class:`~procedure_rag._retrieval.fusion.Hit`, with Chroma's ``exp(-distance)`` turned back into
-  cosine similarity so both frameworks score one index alike; :func:`chroma_rescore`
-  scores every representation of candidate chunks exactly, from the vectors Chroma
-  stores.
+- :class:`IndexBackend` is the core's ``VectorBackend`` over a ``VectorStoreIndex``: each
+  ``VectorRecord`` becomes a ``TextNode`` (id = representation id, text = representation
+  text, metadata = the record's) whose ``SOURCE`` is the raw chunk, so the ``doc_id``
+  LlamaIndex writes at the top level of a vector's metadata is the chunk id, as the
+  LangChain adapter writes it.
+- :func:`raw_chunks` and :func:`node_lookup` put the raw chunks in the core's
+  ``ChunkStore`` (SQLite, which is also the vector ledger) or in any LlamaIndex
+  ``BaseDocumentStore``, which the core's ``RawChunks`` mirrors from an in-memory ledger
+  (:class:`DocumentStoreMirror`).
+- :func:`to_hits` turns the vector store's answer into the core's ``Hit``, with Chroma's
+  ``exp(-distance)`` turned back into cosine similarity so both frameworks score one
+  index alike; :func:`vector_filter` gives the core's re-scoring the retriever's filters.
 """
 
 from __future__ import annotations
 
 import logging
-import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from llama_index.core import VectorStoreIndex
 from llama_index.core.base.embeddings.base import BaseEmbedding
@@ -44,38 +44,38 @@ from llama_index.core.vector_stores.types import (
 from llama_index.core.vector_stores.utils import build_metadata_filter_fn, node_to_metadata_dict
 
 from procedure_rag import STRUCTURAL_KEYS, read_metadata
-from procedure_rag._chroma.collection import check_dimension, read_retrying, upsert
-from procedure_rag._chroma.index import chroma_rescore as rescore_from_ledger
-from procedure_rag._models.identity import PROBE_TEXT, EmbeddingIdentity, describe_model
-from procedure_rag._retrieval.fusion import Hit
-from procedure_rag._retrieval.retrieve import ALL_KINDS, Rescore, hits_from_vectors
-from procedure_rag._store.chunk_store import ChunkStore, StoredChunk
-from procedure_rag._store.lexical_index import LexicalHit
-from procedure_rag._store.writer import (
-    IndexReport,
-    RepresentationSource,
+from procedure_rag._core_api import (
+    ALL_KINDS,
+    PROBE_TEXT,
+    ChunkStore,
+    EmbeddingIdentity,
+    Hit,
+    RawChunks,
+    StoredChunk,
+    VectorFilter,
     VectorRecord,
-    delete_chunks,
-    delete_sources,
+    check_dimension,
+    cosine_from_relevance,
+    describe_model,
     stored_chunk,
-    write_chunks,
+    upsert,
 )
 
 __all__ = [
     "RESULT_KEYS",
+    "DocumentStoreMirror",
     "IndexBackend",
-    "RawNodes",
-    "can_rescore",
     "chroma_metadata",
-    "chroma_rescore",
     "chunk_node",
     "embedding_identity",
     "is_chroma",
     "kind_filters",
-    "ledger_rescore",
+    "node_lookup",
+    "raw_chunks",
     "representation_node",
     "stored_chunks",
     "to_hits",
+    "vector_filter",
 ]
 
 _LOG = logging.getLogger("procedure_rag")
@@ -91,9 +91,6 @@ _LLM_EXCLUDED = (*(key for key in STRUCTURAL_KEYS if key != "section"), *RESULT_
 
 #: ``ChromaVectorStore.class_name()``: its scores are ``exp(-distance)``.
 _CHROMA = "ChromaVectorStore"
-
-#: Representations per Chroma upsert (Chroma bounds a call's batch).
-_UPSERT_BATCH = 512
 
 
 def embedding_identity(embed_model: BaseEmbedding) -> EmbeddingIdentity:
@@ -119,14 +116,7 @@ def chunk_node(chunk: StoredChunk) -> TextNode:
     children = read_metadata({"child_ids": metadata.get("child_ids", "[]")})["child_ids"]
     if children:
         relationships[NodeRelationship.CHILD] = [RelatedNodeInfo(node_id=str(child)) for child in children]
-    return TextNode(
-        id_=chunk.chunk_id,
-        text=chunk.text,
-        metadata=metadata,
-        excluded_embed_metadata_keys=list(_EMBED_EXCLUDED),
-        excluded_llm_metadata_keys=list(_LLM_EXCLUDED),
-        relationships=relationships,
-    )
+    return _text_node(chunk.chunk_id, chunk.text, metadata, (_EMBED_EXCLUDED, _LLM_EXCLUDED), relationships)
 
 
 def stored_chunks(nodes: Iterable[BaseNode]) -> list[StoredChunk]:
@@ -145,14 +135,29 @@ def stored_chunks(nodes: Iterable[BaseNode]) -> list[StoredChunk]:
 def representation_node(record: VectorRecord, chunk_id: str) -> TextNode:
     """One representation as the vector store keeps it; its vector is the text's alone."""
     metadata = dict(record.metadata)
+    # node_to_metadata_dict writes ref_doc_id (the SOURCE) as the top-level doc_id.
+    source: dict[NodeRelationship, RelatedNodeType] = {
+        NodeRelationship.SOURCE: RelatedNodeInfo(node_id=chunk_id)
+    }
+    return _text_node(record.vector_id, record.text, metadata, (metadata, metadata), source)
+
+
+def _text_node(
+    node_id: str,
+    text: str,
+    metadata: dict[str, Any],
+    excluded: tuple[Iterable[str], Iterable[str]],
+    relationships: dict[NodeRelationship, RelatedNodeType],
+) -> TextNode:
+    """A ``TextNode``; ``excluded`` are the metadata keys its embedding and its LLM text leave out."""
+    embed_excluded, llm_excluded = excluded
     return TextNode(
-        id_=record.vector_id,
-        text=record.text,
+        id_=node_id,
+        text=text,
         metadata=metadata,
-        excluded_embed_metadata_keys=list(metadata),
-        excluded_llm_metadata_keys=list(metadata),
-        # node_to_metadata_dict writes ref_doc_id (the SOURCE) as the top-level doc_id.
-        relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=chunk_id)},
+        excluded_embed_metadata_keys=list(embed_excluded),
+        excluded_llm_metadata_keys=list(llm_excluded),
+        relationships=relationships,
     )
 
 
@@ -216,106 +221,54 @@ def _chroma_upsert(index: VectorStoreIndex, nodes: Sequence[TextNode]) -> list[l
 
     Chroma's ``add`` skips an id it holds, and deleting a vector and adding it again
     under the same id can leave it unreachable by search while ``get`` still returns it
-    (chroma-core/chroma#7758, chromadb 1.5.9): :func:`~procedure_rag._chroma.collection.upsert`
-    replaces it in place, metadata included, and keeps a vector stored already.
+    (chroma-core/chroma#7758, chromadb 1.5.9): the core's ``upsert`` replaces
+    it in place, metadata included, and keeps a vector stored already.
 
     Returns:
         The vectors the collection holds for ``nodes``, in order.
     """
     store = index.vector_store
     flat = bool(getattr(store, "flat_metadata", True))
-    held: list[list[float]] = []
-    for start in range(0, len(nodes), _UPSERT_BATCH):
-        batch = nodes[start : start + _UPSERT_BATCH]
-        metadatas = [
-            {
-                key: "" if value is None else value  # as ChromaVectorStore.add: Chroma refuses None
-                for key, value in node_to_metadata_dict(node, remove_text=True, flat_metadata=flat).items()
-            }
-            for node in batch
-        ]
-        held += upsert(
-            store.client,
-            ids=[node.node_id for node in batch],
-            embeddings=[node.get_embedding() for node in batch],
-            metadatas=metadatas,
-            documents=[node.get_content(metadata_mode=MetadataMode.NONE) for node in batch],
-        )
-    return held
+    return upsert(
+        store.client,
+        ids=[node.node_id for node in nodes],
+        embeddings=[node.get_embedding() for node in nodes],
+        metadatas=[node_to_metadata_dict(node, remove_text=True, flat_metadata=flat) for node in nodes],
+        documents=[node.get_content(metadata_mode=MetadataMode.NONE) for node in nodes],
+    )
 
 
-class RawNodes:
-    """The raw chunks: a :class:`ChunkStore`, or a LlamaIndex docstore beside a ledger.
+@dataclass(frozen=True, slots=True)
+class DocumentStoreMirror:
+    """A LlamaIndex docstore as the core's ``RawChunks`` mirrors raw chunks into it."""
 
-    With a ``ChunkStore`` the chunks and the vector ledger live in one SQLite file. With a
-    ``BaseDocumentStore`` the raw nodes are written there (and read from there), while
-    the ledger that finds stale vectors is an in-memory ``ChunkStore``: re-indexing in a
-    later process cannot remove the vectors and nodes of chunks changed in between.
+    docstore: BaseDocumentStore
 
-    Args:
-        docstore: Where raw chunks are kept.
-    """
+    def put(self, chunks: Sequence[StoredChunk]) -> None:
+        """Store ``chunks`` as raw nodes, replacing nodes with the same ids."""
+        self.docstore.add_documents([chunk_node(chunk) for chunk in chunks], allow_update=True)
 
-    def __init__(self, docstore: ChunkStore | BaseDocumentStore) -> None:
-        self._mirror = None if isinstance(docstore, ChunkStore) else docstore
-        self.ledger = docstore if isinstance(docstore, ChunkStore) else ChunkStore()
+    def delete(self, chunk_ids: Sequence[str]) -> None:
+        """Delete the nodes with ``chunk_ids`` (ids not stored are ignored)."""
+        for doc_id in chunk_ids:
+            self.docstore.delete_document(doc_id, raise_error=False)
 
-    @property
-    def lists_every_vector(self) -> bool:
-        """Whether the ledger is the chunk store's file, so it lists every vector written to the index."""
-        return self._mirror is None
 
-    def lexical_search(self, query: str, n: int) -> list[LexicalHit]:
-        """The chunk store's lexical search (nothing with a LlamaIndex docstore: it keeps no index)."""
-        return [] if self._mirror is not None else self.ledger.lexical_search(query, n)
+def raw_chunks(docstore: ChunkStore | BaseDocumentStore) -> RawChunks:
+    """The core's raw chunks over ``docstore``: the chunk store itself, or a mirrored LlamaIndex docstore."""
+    return RawChunks(docstore if isinstance(docstore, ChunkStore) else DocumentStoreMirror(docstore))
 
-    def lookup(self, ids: Sequence[str]) -> list[TextNode | None]:
-        """Raw nodes by id, in order, ``None`` for an id not stored."""
-        if self._mirror is None:
-            return [None if chunk is None else chunk_node(chunk) for chunk in self.ledger.get(ids)]
-        found = [self._mirror.get_document(doc_id, raise_error=False) for doc_id in ids]
+
+def node_lookup(docstore: ChunkStore | BaseDocumentStore) -> Callable[[Sequence[str]], list[TextNode | None]]:
+    """Raw nodes by id from ``docstore``, in order, ``None`` for an id not stored."""
+    if isinstance(docstore, ChunkStore):
+        return lambda ids: [None if chunk is None else chunk_node(chunk) for chunk in docstore.get(ids)]
+
+    def lookup(ids: Sequence[str]) -> list[TextNode | None]:
+        found = [docstore.get_document(doc_id, raise_error=False) for doc_id in ids]
         return [node if isinstance(node, TextNode) else None for node in found]
 
-    def write(
-        self,
-        chunks: Sequence[StoredChunk],
-        *,
-        backend: IndexBackend,
-        representations: RepresentationSource | None,
-        id_key: str,
-    ) -> IndexReport:
-        """Index ``chunks`` (see :func:`procedure_rag._store.writer.write_chunks`)."""
-        before = self._ids_of_sources(chunk.source_id for chunk in chunks)
-        report = write_chunks(
-            chunks, store=self.ledger, backend=backend, representations=representations, id_key=id_key
-        )
-        if self._mirror is not None:
-            self._mirror.add_documents([chunk_node(chunk) for chunk in chunks], allow_update=True)
-            self._forget(before - {chunk.chunk_id for chunk in chunks})
-        return report
-
-    def delete_sources(self, source_ids: Sequence[str], *, backend: IndexBackend) -> IndexReport:
-        """Remove every chunk and vector of ``source_ids``."""
-        before = self._ids_of_sources(source_ids)
-        report = delete_sources(source_ids, store=self.ledger, backend=backend)
-        self._forget(before)
-        return report
-
-    def delete_chunks(self, chunk_ids: Sequence[str], *, backend: IndexBackend) -> IndexReport:
-        """Remove chunks by id, with their vectors."""
-        report = delete_chunks(chunk_ids, store=self.ledger, backend=backend)
-        self._forget(set(chunk_ids))
-        return report
-
-    def _ids_of_sources(self, source_ids: Iterable[str]) -> set[str]:
-        if self._mirror is None:
-            return set()
-        return {chunk_id for source in set(source_ids) for chunk_id in self.ledger.ids_for_source(source)}
-
-    def _forget(self, ids: Iterable[str]) -> None:
-        if self._mirror is not None:
-            for doc_id in sorted(ids):
-                self._mirror.delete_document(doc_id, raise_error=False)
+    return lookup
 
 
 def to_hits(found: Sequence[NodeWithScore], *, id_key: str, chroma: bool) -> list[Hit]:
@@ -344,7 +297,7 @@ def to_hits(found: Sequence[NodeWithScore], *, id_key: str, chroma: bool) -> lis
                 doc_id=str(chunk_id),
                 kind=str(node.metadata.get("representation", "raw")),
                 text=node.get_content(metadata_mode=MetadataMode.NONE),
-                score=_cosine_similarity(score) if chroma else score,
+                score=cosine_from_relevance(score) if chroma else score,
                 representation_id=node.node_id,
             )
         )
@@ -364,12 +317,6 @@ def chroma_metadata(index: VectorStoreIndex) -> Mapping[str, object] | None:
     return metadata if isinstance(metadata, Mapping) else None
 
 
-def _cosine_similarity(chroma_score: float) -> float:
-    # exp(-d) is never 0 for a cosine distance (at most 2); a foreign score of 0 gets the
-    # lowest cosine similarity rather than -inf, which JSON cannot carry.
-    return max(1.0 + math.log(chroma_score), -1.0) if chroma_score > 0 else -1.0
-
-
 def kind_filters(filters: MetadataFilters | None, kinds: Iterable[str]) -> MetadataFilters | None:
     """``filters`` and "the representation is one of ``kinds``", as one filter for a store query.
 
@@ -387,73 +334,19 @@ def kind_filters(filters: MetadataFilters | None, kinds: Iterable[str]) -> Metad
     return MetadataFilters(filters=[filters, by_kind], condition=FilterCondition.AND)
 
 
-def ledger_rescore(
-    index: VectorStoreIndex,
-    query_vector: Sequence[float],
-    *,
-    ledger: ChunkStore,
-    searched: Sequence[Hit],
-) -> Rescore:
-    """Candidates re-scored from the ledger, as ``ChromaIndex`` and the LangChain retriever do.
+def vector_filter(filters: MetadataFilters | None) -> VectorFilter | None:
+    """``filters`` as the core's re-scoring applies them (``None`` for no filters).
 
-    For a ledger that lists every vector of the index (the chunk store's file): each
-    candidate's live vectors, their kinds and texts from the ledger and their embeddings
-    as the writer recorded them (Chroma is asked by id only for vectors written without
-    one). No filtered read of the collection, which costs a scan of it and, on a Chroma
-    server, races a writer's deletes ("Error finding id"). Vectors the ledger never
-    listed (another tool wrote them, such as langchain-chroma) keep the hits the last
-    search found in ``searched``; vectors it lists but no longer as live are left out.
+    Flat filters are checked on each re-scored vector's metadata with LlamaIndex's own
+    filter evaluation, so a filter on a representation's own keys holds as it did in the
+    search; nested ones cannot be checked there (re-scoring is then off).
     """
-    exact = rescore_from_ledger(index.vector_store.client.get, query_vector, store=ledger)
+    if filters is None:
+        return None
+    if any(isinstance(item, MetadataFilters) for item in filters.filters):
+        return VectorFilter()
 
-    def rescore(doc_ids: Sequence[str]) -> list[Hit]:
-        hits = list(exact(doc_ids))
-        wanted = set(doc_ids)
-        others = [hit for hit in searched if hit.doc_id in wanted]
-        listed = ledger.vector_states(hit.representation_id for hit in others)
-        return hits + [hit for hit in others if hit.representation_id not in listed]
+    def check(metadata: Mapping[str, object]) -> bool:
+        return build_metadata_filter_fn(lambda _: metadata, filters)("")
 
-    return rescore
-
-
-def can_rescore(index: VectorStoreIndex, filters: MetadataFilters | None) -> bool:
-    """Whether :func:`chroma_rescore` applies: a Chroma store, and filters it can check here."""
-    return is_chroma(index) and (
-        filters is None or not any(isinstance(item, MetadataFilters) for item in filters.filters)
-    )
-
-
-def chroma_rescore(
-    index: VectorStoreIndex,
-    query_vector: Sequence[float],
-    doc_ids: Sequence[str],
-    *,
-    id_key: str,
-    filters: MetadataFilters | None,
-) -> list[Hit]:
-    """Every representation of ``doc_ids``, scored by cosine similarity to ``query_vector``.
-
-    Read from the Chroma collection by a metadata filter on ``id_key`` (vectors and all),
-    so the scores are exact whatever the HNSW search found. ``filters`` (flat, see
-    :func:`can_rescore`) are checked here with LlamaIndex's own filter evaluation, so a
-    filter on a representation's own keys holds as it did in the search.
-    """
-    collection = index.vector_store.client
-    got = read_retrying(
-        lambda: collection.get(
-            where={id_key: {"$in": list(doc_ids)}}, include=["embeddings", "documents", "metadatas"]
-        )
-    )
-    ids: list[str] = list(got["ids"])
-    metadatas: list[Mapping[str, object] | None] = list(got["metadatas"] or [None] * len(ids))
-    texts: list[str | None] = list(got["documents"] or [None] * len(ids))
-    embeddings = got["embeddings"]
-    if filters is not None:
-        by_id = {vector_id: metadata or {} for vector_id, metadata in zip(ids, metadatas, strict=True)}
-        keep = build_metadata_filter_fn(lambda vector_id: by_id[vector_id], filters)
-        rows = [i for i, vector_id in enumerate(ids) if keep(vector_id)]
-        ids, metadatas, texts = [ids[i] for i in rows], [metadatas[i] for i in rows], [texts[i] for i in rows]
-        embeddings = [embeddings[i] for i in rows]
-    return hits_from_vectors(
-        query_vector, ids=ids, texts=texts, metadatas=metadatas, embeddings=embeddings, id_key=id_key
-    )
+    return VectorFilter(check=check)

@@ -20,7 +20,7 @@ from llama_index.core.base.llms.types import (
 )
 from llama_index.core.llms import LLM
 
-from procedure_rag._models.text_model import ImagePart, Message, ModelReply
+from procedure_rag import ImagePart, Message, ModelReply
 
 __all__ = ["LlamaIndexModel"]
 

@@ -24,9 +24,14 @@ from procedure_rag import (
     ProcedureChunker,
     chunk_metadata,
 )
-from procedure_rag._chunking.framework_documents import RecordGroup, iter_document_chunks, iter_record_groups
-from procedure_rag._chunking.lengths import ordinary_first
-from procedure_rag._chunking.options import DEFAULT_MAX_INPUT_CHARS, DEFAULT_MAX_JSON_DEPTH
+from procedure_rag._core_api import (
+    DEFAULT_MAX_INPUT_CHARS,
+    DEFAULT_MAX_JSON_DEPTH,
+    RecordGroup,
+    iter_document_chunks,
+    iter_record_groups,
+    ordinary_first,
+)
 
 if TYPE_CHECKING:
     import tiktoken

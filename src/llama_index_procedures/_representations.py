@@ -15,10 +15,15 @@ from llama_index.core.llms import LLM
 from llama_index.core.schema import BaseNode, IndexNode, MetadataMode, TextNode
 
 from llama_index_procedures._models import LlamaIndexModel
-from procedure_rag._metadata import chunk_from_metadata
-from procedure_rag._representations.llm.generator import RepresentationCache, arepresent, represent
-from procedure_rag._representations.types import Representation, RepresentationKind
-from procedure_rag._types import Chunk, ChunkType
+from procedure_rag import (
+    Chunk,
+    ChunkType,
+    Representation,
+    RepresentationCache,
+    RepresentationKind,
+    chunk_from_metadata,
+)
+from procedure_rag._core_api import arepresent, represent
 
 __all__ = [
     "agenerate_representation_nodes",
@@ -72,7 +77,7 @@ def generate_representation_nodes(
     Args:
         nodes: Nodes from :class:`~llama_index_procedures.ProcedureNodeParser` (their
             metadata holds the chunk's structure, which
-            :func:`procedure_rag._metadata.chunk_from_metadata` reads back), or core chunks.
+            :func:`procedure_rag.chunk_from_metadata` reads back), or core chunks.
         llm: ``None`` for the offline deterministic generators; else a LlamaIndex LLM
             (wrapped in :class:`LlamaIndexModel`), or a ``LlamaIndexModel`` to set its
             identity or image support. For retries, timeouts or images use

@@ -29,41 +29,42 @@ from llama_index.core.vector_stores.types import BasePydanticVectorStore, Metada
 
 from llama_index_procedures._index_store import (
     IndexBackend,
-    RawNodes,
-    can_rescore,
     chroma_metadata,
-    chroma_rescore,
     embedding_identity,
     is_chroma,
     kind_filters,
-    ledger_rescore,
+    node_lookup,
+    raw_chunks,
     stored_chunks,
     to_hits,
+    vector_filter,
 )
 from llama_index_procedures._models import LlamaIndexModel
-from procedure_rag._chroma.collection import (
+from procedure_rag import RepresentationCache
+from procedure_rag._core_api import (
     DEFAULT_COLLECTION,
-    ChromaTarget,
-    check_dimension,
-    docstore_path,
-    open_collection,
-    read_retrying,
-)
-from procedure_rag._models.identity import EmbeddingIdentity, EmbeddingMismatchError
-from procedure_rag._representations.cache import RepresentationCache
-from procedure_rag._representations.llm.generator import represent
-from procedure_rag._retrieval.fusion import FusionMethod, Hit
-from procedure_rag._retrieval.retrieve import (
     LEXICAL_WEIGHT,
+    ChromaTarget,
+    ChunkStore,
+    EmbeddingIdentity,
+    EmbeddingMismatchError,
     Found,
-    Rescore,
+    FusionMethod,
+    Hit,
+    IndexReport,
+    RepresentationSource,
     RetrievalOptions,
     Retrieved,
+    check_dimension,
     check_query,
+    docstore_path,
+    lexical_pass,
+    open_collection,
+    read_retrying,
+    represent,
+    rescore_pass,
     retrieve,
 )
-from procedure_rag._store.chunk_store import ChunkStore
-from procedure_rag._store.writer import IndexReport, RepresentationSource
 
 __all__ = ["ProcedureIndexer", "ProcedureMultiVectorRetriever"]
 
@@ -211,7 +212,9 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
         recorded = EmbeddingIdentity.from_metadata(chroma_metadata(self._index))
         if recorded is not None:
             recorded.check_same(self._identity, "the Chroma collection")
-        self._raw = RawNodes(_open_docstore(docstore))
+        opened = _open_docstore(docstore)
+        self._raw = raw_chunks(opened)
+        self._lookup = node_lookup(opened)
         # What close() releases: the ledger when it was opened here (from a path, or in
         # memory), and the Chroma client when a factory opened one.
         self._opened: list[Callable[[], None]] = (
@@ -223,9 +226,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
             self.close()
             raise
         self._chroma = is_chroma(self._index)
-        # Chroma hands back the stored vectors of given chunks: each candidate's every
-        # representation is then scored exactly (other stores: the searches' hits).
-        self._rescore = can_rescore(self._index, self._filters)
+        self._vector_filter = vector_filter(self._filters)
         self._backend = IndexBackend(self._index, embed_model, self._identity, self._id_key)
         super().__init__(callback_manager=callback_manager)
 
@@ -422,21 +423,24 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
             searched[:] = to_hits(found, id_key=self._id_key, chroma=self._chroma)
             return Found(hits=list(searched), exhausted=len(found) < n)
 
-        rescore: Rescore | None = None
-        if self._rescore and self._filters is None and self._raw.lists_every_vector:
-            rescore = ledger_rescore(self._index, embedding, ledger=self._raw.ledger, searched=searched)
-        elif self._rescore:
-            rescore = partial(
-                chroma_rescore, self._index, embedding, id_key=self._id_key, filters=self._filters
-            )
+        # Chroma hands back the stored vectors of given chunks: each candidate's every
+        # representation is then scored exactly (other stores: the searches' hits).
+        rescore = rescore_pass(
+            self._index.vector_store.client.get if self._chroma else None,
+            embedding,
+            raw=self._raw,
+            vector_filter=self._vector_filter,
+            searched=searched,
+            id_key=self._id_key,
+        )
         result = retrieve(
             query,
             search=search,
-            lookup=self._raw.lookup,
+            lookup=self._lookup,
             metadata_of=_metadata_of,
             options=self._options,
             rescore=rescore,
-            lexical=self._raw.lexical_search if self._filters is None else None,
+            lexical=lexical_pass(self._raw, filtered=self._filters is not None),
         )
         return [_result(item) for item in result.items]
 

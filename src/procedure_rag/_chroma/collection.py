@@ -32,7 +32,9 @@ __all__ = [
     "DEFAULT_COLLECTION",
     "DOCSTORE_FILE",
     "HNSW_SETTINGS",
+    "ID_KEY",
     "LAYOUT_VERSION",
+    "UPSERT_BATCH",
     "ChromaTarget",
     "check_dimension",
     "docstore_path",
@@ -44,6 +46,12 @@ __all__ = [
 DEFAULT_COLLECTION = "procedure_rag"
 DOCSTORE_FILE = "docstore.sqlite3"
 LAYOUT_VERSION = 1
+
+#: The vector metadata key naming the raw chunk (the retrievers' default ``id_key``).
+ID_KEY = "doc_id"
+
+#: Records per Chroma call in :func:`upsert` (Chroma bounds a call's batch).
+UPSERT_BATCH = 512
 
 #: Cosine space; a wider graph and search beam than Chroma's defaults (16 neighbours,
 #: ef 100), so over-fetching a few hundred vectors still finds the true nearest ones.
@@ -203,10 +211,36 @@ def upsert(
     update path, which on chromadb 1.5.9 now and then leaves a record out of the graph:
     ``get`` returns it, no ``query`` finds it (#7758 again, without any delete).
 
+    Records go :data:`UPSERT_BATCH` at a time. A ``None`` metadata value is written as
+    ``""``, as ``ChromaVectorStore.add`` writes it (Chroma refuses ``None`` there; here it
+    is what removes a key).
+
     Returns:
         The vectors the collection holds for ``ids`` afterwards, in order: a kept vector
         is returned rather than the new one, so a ledger records what Chroma holds.
     """
+    held: list[list[float]] = []
+    for start in range(0, len(ids), UPSERT_BATCH):
+        batch = slice(start, start + UPSERT_BATCH)
+        written = [{key: "" if v is None else v for key, v in m.items()} for m in metadatas[batch]]
+        held += _upsert_batch(collection, _Records(ids[batch], embeddings[batch], written, documents[batch]))
+    return held
+
+
+@dataclass(frozen=True, slots=True)
+class _Records:
+    """One batch of :func:`upsert`'s records, field by field."""
+
+    ids: Sequence[str]
+    embeddings: Sequence[Sequence[float]]
+    metadatas: Sequence[Mapping[str, Any]]
+    documents: Sequence[str]
+
+
+def _upsert_batch(collection: Any, records: _Records) -> list[list[float]]:  # noqa: ANN401 - chromadb.Collection
+    """:func:`upsert` for one batch."""
+    ids, embeddings, documents = records.ids, records.embeddings, records.documents
+    metadatas = records.metadatas
     stored = collection.get(ids=list(ids), include=["metadatas", "documents", "embeddings"])
     found = list(stored["ids"])
     stored_metadatas = stored.get("metadatas") or [None] * len(found)

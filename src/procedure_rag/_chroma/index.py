@@ -7,76 +7,41 @@ lifecycle (:func:`~procedure_rag._store.writer.write_chunks`), and ranks through
 :func:`~procedure_rag._retrieval.retrieve.retrieve`. An index it builds is read by either
 framework's retriever, and the other way round, with the same ids and scores.
 
-The Chroma query plumbing (the kind filter, the exact re-scoring of candidates) lives
-here once; the LangChain adapter uses it on ``langchain_chroma.Chroma``, whose ``get``
-takes the same arguments as a collection's.
+Its reads of the collection are :mod:`procedure_rag._chroma.queries`', with the optional
+passes :mod:`procedure_rag._retrieval.passes` allows, as the retrievers' are.
+:class:`CollectionBackend` is the writer's backend over a collection, which the LangChain
+retriever uses on the layout too.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any, Protocol, Self
-
-import numpy as np
 
 from procedure_rag._chroma.collection import (
     DEFAULT_COLLECTION,
+    ID_KEY,
     ChromaTarget,
     docstore_path,
     open_collection,
-    read_retrying,
     upsert,
 )
+from procedure_rag._chroma.queries import Where, chroma_search
+from procedure_rag._closing import Closing
 from procedure_rag._models.embeddings import OfflineEmbedder
 from procedure_rag._models.identity import PROBE_TEXT, EmbeddingIdentity, describe_model
-from procedure_rag._retrieval.fusion import Hit
-from procedure_rag._retrieval.retrieve import (
-    ALL_KINDS,
-    Found,
-    Rescore,
-    RetrievalOptions,
-    RetrievalResult,
-    Search,
-    check_query,
-    hits_from_vectors,
-    retrieve,
-)
+from procedure_rag._retrieval.passes import VectorFilter, lexical_pass, rescore_pass
+from procedure_rag._retrieval.retrieve import RetrievalOptions, RetrievalResult, check_query, retrieve
 from procedure_rag._store.chunk_store import ChunkStore, StoredChunk
-from procedure_rag._store.writer import (
-    IndexReport,
-    RepresentationSource,
-    VectorRecord,
-    check_delete_selector,
-    delete_chunks,
-    delete_sources,
-    make_representations,
-    write_chunks,
-)
+from procedure_rag._store.raw_chunks import RawChunks
+from procedure_rag._store.writer import IndexReport, RepresentationSource, VectorRecord, make_representations
 
-__all__ = [
-    "ID_KEY",
-    "ChromaIndex",
-    "CollectionBackend",
-    "Embedder",
-    "IndexStats",
-    "Progress",
-    "chroma_rescore",
-    "chroma_search",
-    "chunks_where",
-    "kinds_where",
-]
-
-#: The vector metadata key naming the raw chunk (the retrievers' default ``id_key``).
-ID_KEY = "doc_id"
+__all__ = ["ChromaIndex", "CollectionBackend", "Embedder", "IndexStats", "Progress"]
 
 #: ``(vectors embedded so far, vectors to embed)``, called after each batch.
 Progress = Callable[[int, int], None]
-
-#: A Chroma ``where`` filter.
-Where = Mapping[str, Any]
 
 _DEFAULT_BATCH = 64
 
@@ -106,108 +71,6 @@ class IndexStats:
     chunks: int
     vectors: int
     sources: int
-
-
-# ----- Chroma queries, shared with the LangChain adapter -------------------------------
-
-
-def kinds_where(where: Where | None, kinds: Iterable[str]) -> dict[str, Any]:
-    """``where`` (when given) and "the representation is one of ``kinds``", as one Chroma filter."""
-    names = sorted(kinds)
-    clause: dict[str, Any] = {"representation": names[0] if len(names) == 1 else {"$in": names}}
-    return clause if not where else {"$and": [dict(where), clause]}
-
-
-def chunks_where(where: Where | None, doc_ids: Iterable[str], *, id_key: str = ID_KEY) -> dict[str, Any]:
-    """``where`` (when given) and "the vector belongs to one of ``doc_ids``", as one Chroma filter."""
-    clause: dict[str, Any] = {id_key: {"$in": list(doc_ids)}}
-    return clause if not where else {"$and": [dict(where), clause]}
-
-
-def chroma_search(
-    collection: Any,  # noqa: ANN401 - chromadb.Collection
-    vector: Sequence[float],
-    *,
-    store: ChunkStore,
-    where: Where | None = None,
-) -> Search:
-    """The core's ``search`` over a Chroma collection of this layout, for one query vector.
-
-    Chroma is asked for ids and distances only, with no filter unless the caller gives
-    one or wants only some kinds (Chroma resolves a ``where`` into every matching id
-    before it searches, which costs more than the search at 100k vectors); each hit's
-    chunk, kind and text come from the docstore's vector ledger. Scores are cosine
-    similarities (``1 - distance``: the layout's collections use cosine space).
-    """
-    embedding = list(vector)
-
-    def search(n: int, kinds: frozenset[str]) -> Found:
-        clause = where if kinds >= ALL_KINDS else kinds_where(where, kinds)
-        found = read_retrying(
-            lambda: collection.query(
-                query_embeddings=[embedding], n_results=n, where=clause or None, include=["distances"]
-            )
-        )
-        ids: list[str] = list(found["ids"][0])
-        details = store.vector_details(ids)
-        hits = [
-            Hit(chunk_id, kind, text, 1.0 - float(distance), vector_id)
-            for vector_id, distance in zip(ids, found["distances"][0], strict=True)
-            if (detail := details.get(vector_id)) is not None
-            for chunk_id, kind, text in (detail,)
-        ]
-        return Found(hits, exhausted=len(ids) < n)
-
-    return search
-
-
-def chroma_rescore(
-    get: Callable[..., Mapping[str, Any]],
-    vector: Sequence[float],
-    *,
-    store: ChunkStore,
-    where: Where | None = None,
-) -> Rescore:
-    """The core's ``rescore``: every representation of the candidates, scored exactly.
-
-    The ledger names the candidates' vectors and, when the writer embedded them itself,
-    holds their embeddings; the others Chroma hands back by id (its cheapest read).
-
-    Args:
-        get: A Chroma ``get`` (a collection's, or ``langchain_chroma.Chroma.get``:
-            both take ``ids``, ``where`` and ``include``).
-        vector: The query vector.
-        store: The docstore whose ledger lists each chunk's vectors.
-        where: The caller's metadata filter, kept in the re-scoring.
-    """
-
-    def rescore(doc_ids: Sequence[str]) -> list[Hit]:
-        rows = store.vectors_of_chunks(doc_ids)
-        if where and rows:
-            # The caller's filter holds in the re-scoring too: the store decides which pass.
-            ids = [row.vector_id for row in rows]
-            passing = set(read_retrying(lambda: get(ids=ids, where=dict(where), include=[]))["ids"])
-            rows = [row for row in rows if row.vector_id in passing]
-        vectors: dict[str, Any] = {
-            row.vector_id: np.frombuffer(row.embedding, dtype=np.float32)
-            for row in rows
-            if row.embedding is not None
-        }
-        unrecorded = [row.vector_id for row in rows if row.embedding is None]
-        if unrecorded:
-            # Written by a store that embedded out of sight: Chroma hands them back by id.
-            found = read_retrying(lambda: get(ids=unrecorded, include=["embeddings"]))
-            vectors.update(zip(found["ids"], found["embeddings"], strict=True))
-        kept = [row for row in rows if row.vector_id in vectors]
-        return hits_from_vectors(
-            vector,
-            ids=[row.vector_id for row in kept],
-            texts=[row.text for row in kept],
-            metadatas=[{ID_KEY: row.chunk_id, "representation": row.kind} for row in kept],
-            embeddings=[vectors[row.vector_id] for row in kept],
-        )
-
-    return rescore
 
 
 # ----- writing ---------------------------------------------------------------------------
@@ -262,7 +125,7 @@ class CollectionBackend:
 # ----- the index -------------------------------------------------------------------------
 
 
-class ChromaIndex:
+class ChromaIndex(Closing):
     """A multi-vector index in the shared layout, used without LangChain or LlamaIndex.
 
     Open one with :meth:`open`; fill it with :meth:`add`; ask it with :meth:`query`.
@@ -298,6 +161,7 @@ class ChromaIndex:
             raise ValueError(msg)
         self._collection = collection
         self._store = store
+        self._raw = RawChunks(store)
         self._embedder = embedder
         self._client = client
         self._batch_size = batch_size
@@ -400,7 +264,7 @@ class ChromaIndex:
         backend = CollectionBackend(
             self._collection, self._embedder, batch_size=self._batch_size, total=total, progress=progress
         )
-        return write_chunks(chunks, store=self._store, backend=backend, representations=made, id_key=ID_KEY)
+        return self._raw.write(chunks, backend=backend, representations=made, id_key=ID_KEY)
 
     def delete(
         self, *, source_ids: Sequence[str] | None = None, ids: Sequence[str] | None = None
@@ -410,13 +274,8 @@ class ChromaIndex:
         Raises:
             ValueError: When neither or both of ``source_ids`` and ``ids`` are given.
         """
-        check_delete_selector(source_ids, ids)
-        backend = CollectionBackend(
-            self._collection, self._embedder, batch_size=self._batch_size, total=0, progress=None
-        )
-        if source_ids is not None:
-            return delete_sources(source_ids, store=self._store, backend=backend)
-        return delete_chunks(ids or (), store=self._store, backend=backend)
+        backend = CollectionBackend(self._collection, self._embedder, batch_size=self._batch_size)
+        return self._raw.delete(source_ids=source_ids, ids=ids, backend=backend)
 
     # -- retrieval ----------------------------------------------------------------------
 
@@ -452,11 +311,16 @@ class ChromaIndex:
         return retrieve(
             question,
             search=chroma_search(self._collection, vector, store=self._store, where=where),
-            rescore=chroma_rescore(self._collection.get, vector, store=self._store, where=where),
+            rescore=rescore_pass(
+                self._collection.get,
+                vector,
+                raw=self._raw,
+                vector_filter=None if where is None else VectorFilter(where=where),
+            ),
             lookup=self._store.get,
             metadata_of=lambda chunk: chunk.metadata,
             options=RetrievalOptions() if options is None else options,
-            lexical=self._store.lexical_search if where is None else None,
+            lexical=lexical_pass(self._raw, filtered=where is not None),
         )
 
     def stats(self) -> IndexStats:
@@ -475,14 +339,3 @@ class ChromaIndex:
             if close is not None:
                 close()
             self._client = None
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()

@@ -5,9 +5,11 @@ this store holds what a hit resolves to: each chunk's text and flat metadata (as
 :func:`~procedure_rag.chunk_metadata` gives it), keyed by chunk id and indexed by
 ``source_id``. :meth:`ChunkStore.replace_source` re-indexes one document in one
 transaction and says which chunks were added, updated, removed and kept, so the
-caller embeds only what changed. An info table records the store's schema version and
-the embedding model the index was built with. Values are JSON (never pickle), so a
-store file read from elsewhere cannot run code.
+caller embeds only what changed. The same file keeps the vector ledger
+(:mod:`procedure_rag._store.ledger`), so a source's chunks and its live vectors commit
+together (:meth:`ChunkStore.commit_source`). An info table records the store's schema
+version and the embedding model the index was built with. Values are JSON (never
+pickle), so a store file read from elsewhere cannot run code.
 """
 
 from __future__ import annotations
@@ -16,16 +18,16 @@ import json
 import math
 import os
 import sqlite3
-from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TypeAlias
 
 from procedure_rag._models.identity import EmbeddingIdentity
+from procedure_rag._store.ledger import LEDGER_TABLES, VectorLedger, mark_chunks_stale, mark_live
 from procedure_rag._store.lexical_index import LexicalHit, create_lexical_tables, index_pending
 from procedure_rag._store.lexical_memory import MemoryLexicon
-from procedure_rag._store.sqlite import MEMORY, SQLiteStore
+from procedure_rag._store.sqlite import MEMORY, execute_in_batches, in_batches
 
 __all__ = [
     "EMBEDDING_DIMENSION_KEY",
@@ -33,7 +35,6 @@ __all__ = [
     "STORE_SCHEMA_VERSION",
     "ChunkStore",
     "IndexInfo",
-    "LedgerVector",
     "ReplaceResult",
     "Scalar",
     "SourceCommit",
@@ -63,26 +64,7 @@ _CHUNK_TABLES = (
     )
     """,
     "CREATE INDEX IF NOT EXISTS chunks_by_source ON chunks (source_id, seq)",
-    # The vectors written for each source, so re-indexing and deleting find every one of
-    # them in any vector store: 'pending' before they are written, 'live' once the source's
-    # chunks are committed, 'stale' until they are deleted from the vector store.
-    """
-    CREATE TABLE IF NOT EXISTS vectors (
-        vector_id TEXT PRIMARY KEY,
-        chunk_id TEXT NOT NULL,
-        source_id TEXT NOT NULL,
-        state TEXT NOT NULL CHECK (state IN ('pending', 'live', 'stale')),
-        kind TEXT NOT NULL DEFAULT '',
-        text TEXT NOT NULL DEFAULT '',
-        embedding BLOB
-    )
-    """,
-    "CREATE INDEX IF NOT EXISTS vectors_by_source ON vectors (source_id, state)",
-    "CREATE INDEX IF NOT EXISTS vectors_by_chunk ON vectors (chunk_id)",
 )
-
-# Ids per SELECT/DELETE ... IN (...): below SQLite's oldest bound-variable limit (999).
-_BATCH = 500
 
 
 @dataclass(frozen=True)
@@ -136,25 +118,6 @@ class ReplaceResult:
     updated: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class LedgerVector:
-    """One live vector as the ledger records it.
-
-    Attributes:
-        vector_id: Its id in the vector store.
-        chunk_id: The raw chunk it represents.
-        kind: The representation kind.
-        text: The representation text.
-        embedding: The vector as float32 bytes, when the writer recorded it.
-    """
-
-    vector_id: str
-    chunk_id: str
-    kind: str
-    text: str
-    embedding: bytes | None
-
-
 @dataclass(frozen=True)
 class SourceCommit:
     """What :meth:`ChunkStore.commit_source` did.
@@ -185,8 +148,8 @@ class IndexInfo:
     embedding_dimension: int | None
 
 
-class ChunkStore(SQLiteStore):
-    """Chunks by id in a SQLite file or in memory.
+class ChunkStore(VectorLedger):
+    """Chunks by id in a SQLite file or in memory, beside the vector ledger.
 
     Thread-safe: one connection, used under a lock (writes are short transactions, so
     a shared connection costs little and needs no per-thread bookkeeping). A file store
@@ -243,13 +206,13 @@ class ChunkStore(SQLiteStore):
             ValueError: When the store is closed, or a stored row is unreadable.
         """
         wanted = list(ids)
-        found: dict[str, StoredChunk] = {}
+        statement = "SELECT chunk_id, text, metadata FROM chunks WHERE chunk_id IN ({marks})"
         with self._lock:
-            conn = self._connection()
-            for batch in _batches(sorted(set(wanted))):
-                query = f"SELECT chunk_id, text, metadata FROM chunks WHERE chunk_id IN ({_marks(batch)})"  # noqa: S608 - only "?" marks are formatted in
-                for chunk_id, text, metadata in conn.execute(query, batch):
-                    found[chunk_id] = _decode(chunk_id, text, metadata)
+            found = {
+                chunk_id: _decode(chunk_id, text, metadata)
+                for cursor in in_batches(self._connection(), statement, wanted)
+                for chunk_id, text, metadata in cursor
+            }
         return [found.get(chunk_id) for chunk_id in wanted]
 
     def delete(self, ids: Iterable[str]) -> int:
@@ -271,13 +234,7 @@ class ChunkStore(SQLiteStore):
         Raises:
             ValueError: When the store is closed.
         """
-        with self._lock:
-            rows = (
-                self._connection()
-                .execute("SELECT chunk_id FROM chunks WHERE source_id = ? ORDER BY seq", (source_id,))
-                .fetchall()
-            )
-        return [row[0] for row in rows]
+        return self._column("SELECT chunk_id FROM chunks WHERE source_id = ? ORDER BY seq", (source_id,))
 
     def replace_source(self, source_id: str, records: Iterable[StoredChunk]) -> ReplaceResult:
         """Make ``records`` the chunks of ``source_id``, in one transaction.
@@ -340,95 +297,14 @@ class ChunkStore(SQLiteStore):
         Raises:
             ValueError: When the store is closed.
         """
-        with self._lock:
-            rows = (
-                self._connection()
-                .execute("SELECT DISTINCT source_id FROM chunks ORDER BY source_id")
-                .fetchall()
-            )
-        return [row[0] for row in rows]
+        return self._column("SELECT DISTINCT source_id FROM chunks ORDER BY source_id")
 
     def __len__(self) -> int:
         with self._lock:
             row = self._connection().execute("SELECT COUNT(*) FROM chunks").fetchone()
         return int(row[0])
 
-    # -- vectors ----------------------------------------------------------------
-
-    def vector_details(self, vector_ids: Iterable[str]) -> dict[str, tuple[str, str, str]]:
-        """``vector id -> (chunk id, kind, text)`` of the live vectors among ``vector_ids``.
-
-        The retrievers resolve search hits here, so the vector store is asked for ids and
-        distances only.
-
-        Raises:
-            ValueError: When the store is closed.
-        """
-        found: dict[str, tuple[str, str, str]] = {}
-        with self._lock:
-            conn = self._connection()
-            for batch in _batches(sorted(set(vector_ids))):
-                query = (
-                    "SELECT vector_id, chunk_id, kind, text FROM vectors"  # noqa: S608 - only "?" marks are formatted in
-                    f" WHERE state = 'live' AND vector_id IN ({_marks(batch)})"
-                )
-                for vector_id, chunk_id, kind, text in conn.execute(query, batch):
-                    found[vector_id] = (chunk_id, kind, text)
-        return found
-
-    def vector_states(self, vector_ids: Iterable[str]) -> dict[str, str]:
-        """``vector id -> state`` (``"pending"``, ``"live"`` or ``"stale"``) of the ids the ledger lists.
-
-        An id missing from the answer was never written through the ledger (another tool
-        wrote it to the vector store).
-
-        Raises:
-            ValueError: When the store is closed.
-        """
-        found: dict[str, str] = {}
-        with self._lock:
-            conn = self._connection()
-            for batch in _batches(sorted(set(vector_ids))):
-                query = f"SELECT vector_id, state FROM vectors WHERE vector_id IN ({_marks(batch)})"  # noqa: S608 - only "?" marks are formatted in
-                found.update(conn.execute(query, batch).fetchall())
-        return found
-
-    def vectors_of_chunks(self, chunk_ids: Iterable[str]) -> list[LedgerVector]:
-        """Every live vector of ``chunk_ids``, with its kind, text and (when recorded) embedding.
-
-        Raises:
-            ValueError: When the store is closed.
-        """
-        rows: list[LedgerVector] = []
-        with self._lock:
-            conn = self._connection()
-            for batch in _batches(sorted(set(chunk_ids))):
-                query = (
-                    "SELECT vector_id, chunk_id, kind, text, embedding FROM vectors"  # noqa: S608 - only "?" marks are formatted in
-                    f" WHERE state = 'live' AND chunk_id IN ({_marks(batch)}) ORDER BY vector_id"
-                )
-                rows.extend(LedgerVector(*row) for row in conn.execute(query, batch))
-        return rows
-
-    def begin_vectors(self, source_id: str, vectors: Mapping[str, str]) -> None:
-        """Record ``vectors`` (vector id → chunk id) as about to be written for ``source_id``.
-
-        Call it before writing them to the vector store: if the run dies part way, the
-        next :meth:`commit_source` or :meth:`stale_vectors` still knows them. A live
-        vector being rewritten becomes pending too: until the commit, the store may
-        hold half of a rewrite, and the next run must redo it.
-
-        Raises:
-            ValueError: When the store is closed.
-        """
-        rows = [(vector_id, chunk_id, source_id) for vector_id, chunk_id in vectors.items()]
-        with self._lock, self._transaction() as conn:
-            conn.executemany(
-                "INSERT INTO vectors (vector_id, chunk_id, source_id, state) VALUES (?, ?, ?, 'pending')"
-                " ON CONFLICT (vector_id) DO UPDATE SET"
-                " chunk_id = excluded.chunk_id, source_id = excluded.source_id, state = 'pending'",
-                rows,
-            )
+    # -- chunks and vectors together ------------------------------------------------
 
     def commit_source(
         self,
@@ -463,39 +339,8 @@ class ChunkStore(SQLiteStore):
         with self._lock, self._transaction() as conn:
             result = _replace(conn, source_id, rows)
             self._index_words(conn)
-            conn.executemany(
-                "INSERT INTO vectors (vector_id, chunk_id, source_id, state) VALUES (?, ?, ?, 'live')"
-                " ON CONFLICT (vector_id) DO UPDATE SET"
-                " chunk_id = excluded.chunk_id, source_id = excluded.source_id, state = 'live'",
-                [(vector_id, chunk_id, source_id) for vector_id, chunk_id in vectors.items()],
-            )
-            if details:
-                conn.executemany(
-                    "UPDATE vectors SET kind = ?, text = ? WHERE vector_id = ?",
-                    [
-                        (kind, text, vector_id)
-                        for vector_id, (kind, text) in details.items()
-                        if vector_id in vectors
-                    ],
-                )
-            if embeddings:
-                conn.executemany(
-                    "UPDATE vectors SET embedding = ? WHERE vector_id = ?",
-                    [(_float32(vector), vid) for vid, vector in embeddings.items() if vid in vectors],
-                )
-            stale = sorted(
-                vector_id
-                for (vector_id,) in conn.execute(
-                    "SELECT vector_id FROM vectors WHERE source_id = ? AND state != 'stale'", (source_id,)
-                )
-                if vector_id not in vectors
-            )
-            for batch in _batches(stale):
-                conn.execute(
-                    f"UPDATE vectors SET state = 'stale' WHERE vector_id IN ({_marks(batch)})",  # noqa: S608 - only "?" marks are formatted in
-                    batch,
-                )
-        return SourceCommit(chunks=result, stale_vectors=tuple(stale))
+            stale = mark_live(conn, source_id, vectors, details=details, embeddings=embeddings)
+        return SourceCommit(chunks=result, stale_vectors=stale)
 
     def remove_chunks(self, ids: Iterable[str]) -> tuple[str, ...]:
         """Delete chunks by id and mark their vectors stale, in one transaction.
@@ -510,70 +355,7 @@ class ChunkStore(SQLiteStore):
         unique = sorted(set(ids))
         with self._lock, self._transaction() as conn:
             _delete(conn, unique)
-            stale: list[str] = []
-            for batch in _batches(unique):
-                marks = _marks(batch)
-                stale.extend(
-                    row[0]
-                    for row in conn.execute(
-                        f"SELECT vector_id FROM vectors WHERE chunk_id IN ({marks})",  # noqa: S608 - only "?" marks are formatted in
-                        batch,
-                    )
-                )
-                conn.execute(
-                    f"UPDATE vectors SET state = 'stale' WHERE chunk_id IN ({marks})",  # noqa: S608 - only "?" marks are formatted in
-                    batch,
-                )
-        return tuple(sorted(stale))
-
-    def vector_ids(self, source_id: str | None = None, *, state: str = "live") -> list[str]:
-        """Vector ids in ``state`` (``"live"``, ``"pending"`` or ``"stale"``), of one source or all.
-
-        Raises:
-            ValueError: When ``state`` is unknown or the store is closed.
-        """
-        if state not in ("live", "pending", "stale"):
-            msg = f"state must be 'live', 'pending' or 'stale', got {state!r}"
-            raise ValueError(msg)
-        query = "SELECT vector_id FROM vectors WHERE state = ?"
-        params: tuple[str, ...] = (state,)
-        if source_id is not None:
-            query += " AND source_id = ?"
-            params = (state, source_id)
-        with self._lock:
-            rows = self._connection().execute(query + " ORDER BY vector_id", params).fetchall()
-        return [row[0] for row in rows]
-
-    def stale_vectors(self) -> list[str]:
-        """Vectors to delete from the vector store: stale ones, and uncommitted pending ones.
-
-        Pending vectors that are not live were left by a write that died part way (one
-        writer at a time is assumed).
-
-        Raises:
-            ValueError: When the store is closed.
-        """
-        with self._lock:
-            rows = (
-                self._connection()
-                .execute("SELECT vector_id FROM vectors WHERE state != 'live' ORDER BY vector_id")
-                .fetchall()
-            )
-        return [row[0] for row in rows]
-
-    def forget_vectors(self, ids: Iterable[str]) -> None:
-        """Drop the ledger rows of vectors that were deleted from the vector store.
-
-        Raises:
-            ValueError: When the store is closed.
-        """
-        unique = sorted(set(ids))
-        with self._lock, self._transaction() as conn:
-            for batch in _batches(unique):
-                conn.execute(
-                    f"DELETE FROM vectors WHERE state != 'live' AND vector_id IN ({_marks(batch)})",  # noqa: S608 - only "?" marks are formatted in
-                    batch,
-                )
+            return mark_chunks_stale(conn, unique)
 
     # -- index info -------------------------------------------------------------
 
@@ -658,7 +440,7 @@ def _open_schema(conn: sqlite3.Connection, path: str) -> None:
         msg = f"the chunk store at {path!r} has unknown store schema version {version!r}"
         raise ValueError(msg)
     # Created only after the version check: a newer layout is never touched.
-    for statement in _CHUNK_TABLES:
+    for statement in (*_CHUNK_TABLES, *LEDGER_TABLES):
         conn.execute(statement)
 
 
@@ -781,11 +563,7 @@ def _insert_new(conn: sqlite3.Connection, row: tuple[str, str, str, str, int]) -
 
 
 def _delete(conn: sqlite3.Connection, ids: Sequence[str]) -> int:
-    deleted = 0
-    for batch in _batches(ids):
-        cursor = conn.execute(f"DELETE FROM chunks WHERE chunk_id IN ({_marks(batch)})", batch)  # noqa: S608 - only "?" marks are formatted in
-        deleted += cursor.rowcount
-    return deleted
+    return execute_in_batches(conn, "DELETE FROM chunks WHERE chunk_id IN ({marks})", ids)
 
 
 def _next_seq(conn: sqlite3.Connection) -> int:
@@ -802,16 +580,3 @@ def _get_info(conn: sqlite3.Connection, key: str) -> Scalar | None:
 
 def _set_info(conn: sqlite3.Connection, key: str, value: Scalar) -> None:
     conn.execute("INSERT OR REPLACE INTO info VALUES (?, ?)", (key, _dumps(value)))
-
-
-def _float32(vector: Sequence[float]) -> bytes:
-    return array("f", vector).tobytes()
-
-
-def _batches(items: Sequence[str]) -> Iterator[list[str]]:
-    for start in range(0, len(items), _BATCH):
-        yield list(items[start : start + _BATCH])
-
-
-def _marks(batch: Sequence[str]) -> str:
-    return ", ".join("?" * len(batch))

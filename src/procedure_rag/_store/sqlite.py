@@ -1,7 +1,8 @@
 """The SQLite plumbing the chunk store and the representation cache share.
 
 One connection (a file in WAL mode, or ``":memory:"``) used under one lock, a closed
-check naming the store, a write transaction, and close / context-manager methods.
+check naming the store, a write transaction, and close / context-manager methods; and
+:func:`in_batches`, for statements on more ids than one statement may bind.
 """
 
 from __future__ import annotations
@@ -9,18 +10,21 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from types import TracebackType
-from typing import Self
 
-__all__ = ["MEMORY", "SQLiteStore"]
+from procedure_rag._closing import Closing
+
+__all__ = ["MEMORY", "SQLiteStore", "execute_in_batches", "in_batches"]
 
 MEMORY = ":memory:"
 
+# Ids per statement of in_batches: below SQLite's oldest bound-variable limit (999).
+_BATCH = 500
 
-class SQLiteStore:
+
+class SQLiteStore(Closing):
     """A SQLite file (or ``":memory:"``) behind one connection used under a lock.
 
     The file is created with its parent folders when missing and runs in WAL mode; a
@@ -76,20 +80,15 @@ class SQLiteStore:
                 self._conn.close()
                 self._conn = None
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
-
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
         return f"{type(self).__name__}({self._path!r}, {state})"
+
+    def _column(self, query: str, params: tuple[str, ...] = ()) -> list[str]:
+        """The first column of every row ``query`` selects, in order."""
+        with self._lock:
+            rows = self._connection().execute(query, params).fetchall()
+        return [row[0] for row in rows]
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -112,3 +111,21 @@ class SQLiteStore:
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
+
+
+def in_batches(conn: sqlite3.Connection, statement: str, ids: Iterable[str]) -> Iterator[sqlite3.Cursor]:
+    """Run ``statement`` on ``ids`` (once each, sorted), a batch of them at a time.
+
+    ``statement`` holds ``{marks}`` where the batch's ``?`` marks go (``... IN ({marks})``);
+    only the marks are formatted in, the ids are bound. Each cursor is yielded as soon as
+    its batch ran.
+    """
+    unique = sorted(set(ids))
+    for start in range(0, len(unique), _BATCH):
+        batch = unique[start : start + _BATCH]
+        yield conn.execute(statement.format(marks=", ".join("?" * len(batch))), batch)
+
+
+def execute_in_batches(conn: sqlite3.Connection, statement: str, ids: Iterable[str]) -> int:
+    """:func:`in_batches` run to the end; returns the rows changed, all batches together."""
+    return sum(cursor.rowcount for cursor in in_batches(conn, statement, ids))
