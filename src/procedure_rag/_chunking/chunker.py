@@ -23,6 +23,7 @@ from procedure_rag._readers.registry import (
     FORMATS,
     TEXT_FORMATS,
     check_size,
+    decode_utf8,
     detect_format,
     iter_text,
     read_source,
@@ -51,12 +52,7 @@ def validate_text(text: str | bytes, *, max_chars: int | None = None) -> str:
             characters).
     """
     if isinstance(text, bytes | bytearray):
-        check_size(len(text), max_chars, unit="bytes")  # before decoding what cannot fit
-        try:
-            text = bytes(text).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            msg = f"input is not valid UTF-8: {exc.reason} at byte {exc.start}"
-            raise ValueError(msg) from exc
+        text = decode_utf8(text, max_chars, what="input")
     if not isinstance(text, str):
         msg = f"text must be str or bytes, got {type(text).__name__}"
         raise TypeError(msg)

@@ -243,6 +243,27 @@ def check_size(size: int, max_chars: int | None, *, unit: str = "characters") ->
     raise ValueError(msg)
 
 
+def decode_utf8(data: bytes | bytearray, max_chars: int | None, *, what: str, bom: bool = False) -> str:
+    """Decode UTF-8 input, refusing first what cannot fit ``max_chars``.
+
+    Args:
+        data: The undecoded input.
+        max_chars: The limit (:attr:`ChunkerOptions.max_input_chars`); ``None`` means none.
+        what: What the input is, for the message (``"input"``, ``"JSON"``).
+        bom: Whether a leading byte-order mark is allowed (and dropped).
+
+    Raises:
+        ValueError: For input over the limit (see :func:`check_size`) or bytes that are
+            not UTF-8; the message names the byte.
+    """
+    check_size(len(data), max_chars, unit="bytes")  # before decoding what cannot fit
+    try:
+        return bytes(data).decode("utf-8-sig" if bom else "utf-8")
+    except UnicodeDecodeError as exc:
+        msg = f"{what} is not valid UTF-8: {exc.reason} at byte {exc.start}"
+        raise ValueError(msg) from None
+
+
 def load_json(source: object, *, max_chars: int | None = None, max_depth: int | None = None) -> object:
     """Parse ``source`` as JSON when it is a JSON string or bytes; return anything else as is.
 
@@ -259,12 +280,7 @@ def load_json(source: object, *, max_chars: int | None = None, max_depth: int | 
             limit or holding an unpaired surrogate; the message names the problem.
     """
     if isinstance(source, bytes | bytearray):
-        check_size(len(source), max_chars, unit="bytes")
-        try:
-            source = bytes(source).decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            msg = f"JSON is not valid UTF-8: {exc.reason} at byte {exc.start}"
-            raise ValueError(msg) from None
+        source = decode_utf8(source, max_chars, what="JSON", bom=True)
     if not isinstance(source, str):
         if max_depth is not None and isinstance(source, Mapping | list):
             check_json(source, max_depth=max_depth)
