@@ -160,3 +160,63 @@ def test_saved_parser_json_is_told_by_its_shape(tmp_path: Path, payload: object,
     assert detect_format(saved) == expected
     assert detect_format(saved.read_bytes()) == expected
     assert detect_format(saved.read_text(encoding="utf-8")) == expected
+
+
+# ----- the registry is the one place a reader is named --------------------------------------
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+READERS_DIR = SRC / "procedure_rag" / "_readers"
+#: Importers outside ``_readers/`` allowed to name a reader module, and why: framework documents
+#: that carry Unstructured element metadata are grouped by that reader's own record rules.
+ALLOWED_READER_IMPORTS = {
+    ("procedure_rag/_chunking/framework_documents.py", "procedure_rag._readers.unstructured")
+}
+
+
+def _reader_modules() -> set[str]:
+    from procedure_rag._readers import registry  # noqa: PLC0415
+
+    return {entry.module for entry in registry._READERS.values()}
+
+
+def _imported_modules(path: Path) -> set[str]:
+    import ast  # noqa: PLC0415
+
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_every_registered_reader_exists_and_takes_the_reader_options() -> None:
+    import importlib  # noqa: PLC0415
+    import inspect  # noqa: PLC0415
+
+    from procedure_rag._readers import registry  # noqa: PLC0415
+
+    for name, entry in registry._READERS.items():
+        function = getattr(importlib.import_module(entry.module), entry.function)
+        parameters = inspect.signature(function).parameters
+        assert {"source_id", "options"} <= set(parameters), (name, list(parameters))
+        if entry.decoder:
+            assert callable(getattr(importlib.import_module(entry.module), entry.decoder)), name
+
+
+def test_outside_the_readers_only_the_registry_names_a_reader() -> None:
+    # Adding a reader touches its module, its registry row and its tests: the chunker, the CLI
+    # and both adapters reach readers through the registry, so none may import one itself.
+    readers = _reader_modules()
+    assert len(readers) >= 9
+    offenders = []
+    for path in sorted(SRC.rglob("*.py")):
+        if READERS_DIR in path.parents:
+            continue
+        relative = path.relative_to(SRC).as_posix()
+        for module in sorted(_imported_modules(path) & readers):
+            if (relative, module) not in ALLOWED_READER_IMPORTS:
+                offenders.append(f"{relative} imports {module}")
+    assert offenders == []

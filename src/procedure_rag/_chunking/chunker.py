@@ -23,6 +23,7 @@ from procedure_rag._readers.registry import (
     FORMATS,
     TEXT_FORMATS,
     check_size,
+    decode_text,
     decode_utf8,
     detect_format,
     iter_text,
@@ -166,20 +167,13 @@ class ProcedureChunker:
             source_id = source_id or str(source)
             check_size(source.stat().st_size, self._options.max_input_chars, unit="bytes")
             source = source.read_bytes()
-        if fmt == "html" and isinstance(source, bytes | bytearray):
-            # HTML names its own encoding (help files are often Shift_JIS or EUC-JP).
-            from procedure_rag._readers.html import decode_html  # noqa: PLC0415 - needs lxml only for HTML
-
-            check_size(len(source), self._options.max_input_chars, unit="bytes")
-            source = decode_html(bytes(source))
         if fmt in TEXT_FORMATS:
-            if not isinstance(source, str | bytes | bytearray):
+            if isinstance(source, bytes | bytearray):
+                source = decode_text(source, fmt=fmt, max_chars=self._options.max_input_chars)
+            if not isinstance(source, str):
                 msg = f"a {fmt} source must be text, bytes or a path, got {type(source).__name__}"
                 raise TypeError(msg)
-            text = validate_text(
-                bytes(source) if isinstance(source, bytearray) else source,
-                max_chars=self._options.max_input_chars,
-            )
+            text = validate_text(source, max_chars=self._options.max_input_chars)
             same = fmt == self._options.source_format
             chunker = self if same else ProcedureChunker(replace(self._options, source_format=fmt))
             yield from chunker.iter_chunks(text, source_id=source_id)

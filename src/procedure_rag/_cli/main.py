@@ -28,7 +28,6 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TextIO
 
-from procedure_rag._chunking.chunker import validate_text
 from procedure_rag._chunking.options import ChunkerOptions
 from procedure_rag._cli.common import (
     EXIT_INPUT,
@@ -51,7 +50,7 @@ from procedure_rag._cli.common import (
 from procedure_rag._cli.demo import add_demo
 from procedure_rag._cli.index import add_index, add_query
 from procedure_rag._metadata import chunk_metadata, read_metadata
-from procedure_rag._readers.registry import FORMATS, LAYOUT_FORMATS, detect_format, read_source
+from procedure_rag._readers.registry import FORMATS, detect_format, source_text
 from procedure_rag._types import ChunkLevel
 
 __all__ = ["build_parser", "main"]
@@ -184,15 +183,7 @@ def _document_text(data: bytes, source: str, source_format: str) -> str:
     fmt = (
         detect_format(data, suffix=Path(source).suffix or None) if source_format == "auto" else source_format
     )
-    if fmt == "html":
-        from procedure_rag._readers.html import decode_html  # noqa: PLC0415 - needs lxml only for HTML
-
-        return decode_html(data)
-    if fmt == "pdf":
-        return read_source(data, source_id=source, fmt="pdf").text
-    if fmt in LAYOUT_FORMATS:
-        return ""  # a parser's output: chunks carry pages and boxes, no spans
-    return validate_text(data)
+    return source_text(data, fmt=fmt, source_id=source)
 
 
 # ----- entry point ----------------------------------------------------------------------

@@ -40,10 +40,12 @@ __all__ = [
     "TEXT_FORMATS",
     "ReaderEntry",
     "Source",
+    "decode_text",
     "detect_format",
     "iter_text",
     "read_source",
     "reader",
+    "source_text",
 ]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -65,12 +67,15 @@ class ReaderEntry:
         function: Its reader: ``f(source, *, source_id, options) -> Iterator[LayoutElement]``
             (``-> Source`` for ``"file"``).
         suffixes: File suffixes that mean the format.
+        decoder: For a text format whose files name their own encoding, the function of
+            ``module`` that decodes its bytes (``decode(data) -> str``); empty for UTF-8.
     """
 
     takes: str
     module: str
     function: str
     suffixes: tuple[str, ...] = ()
+    decoder: str = ""
 
 
 #: Every format and its reader; the one place a reader is named.
@@ -79,7 +84,9 @@ _READERS: Mapping[str, ReaderEntry] = {
         "text", "procedure_rag._readers.markdown", "iter_markdown", (".md", ".markdown", ".mdx")
     ),
     "text": ReaderEntry("text", "procedure_rag._readers.plaintext", "iter_plain_text", (".txt", ".text")),
-    "html": ReaderEntry("text", "procedure_rag._readers.html", "iter_html", (".html", ".htm", ".xhtml")),
+    "html": ReaderEntry(
+        "text", "procedure_rag._readers.html", "iter_html", (".html", ".htm", ".xhtml"), decoder="decode_html"
+    ),
     "rst": ReaderEntry("text", "procedure_rag._readers.rst", "iter_rst", (".rst", ".rest")),
     "pdf": ReaderEntry("file", "procedure_rag._readers.pdf", "read_pdf", (".pdf",)),
     "unstructured": ReaderEntry("layout", "procedure_rag._readers.unstructured", "iter_unstructured"),
@@ -207,8 +214,39 @@ def reader(fmt: str) -> Callable[..., Iterator[LayoutElement]]:
     return cast("Callable[..., Iterator[LayoutElement]]", _function(entry))
 
 
-def _function(entry: ReaderEntry) -> object:
-    return getattr(importlib.import_module(entry.module), entry.function)
+def decode_text(data: bytes | bytearray, *, fmt: str, max_chars: int | None) -> str:
+    """The text of a text format's file: decoded as the format says (HTML names its charset), else UTF-8.
+
+    Raises:
+        ValueError: For bytes over the limit (see :func:`check_size`) or not valid in
+            their encoding (:class:`~procedure_rag.ReaderError` for a declared charset).
+    """
+    entry = _entry(fmt)
+    if not entry.decoder:
+        return decode_utf8(data, max_chars, what="input")
+    check_size(len(data), max_chars, unit="bytes")
+    decode = cast("Callable[[bytes], str]", _function(entry, entry.decoder))
+    return decode(bytes(data))
+
+
+def source_text(
+    data: bytes, *, fmt: str, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
+) -> str:
+    """The text a source's chunk spans point into: a file's text, a PDF's extracted text, or "" for layout.
+
+    Raises:
+        ValueError: As :func:`read_source` and :func:`decode_text` do.
+    """
+    entry = _entry(fmt)
+    if entry.takes == "file":
+        return read_source(data, source_id=source_id, fmt=fmt, options=options).text
+    if entry.takes == "layout":
+        return ""  # a parser's output: chunks carry pages and boxes, no spans
+    return decode_text(data, fmt=fmt, max_chars=options.max_input_chars)
+
+
+def _function(entry: ReaderEntry, name: str = "") -> object:
+    return getattr(importlib.import_module(entry.module), name or entry.function)
 
 
 def _entry(fmt: str) -> ReaderEntry:
