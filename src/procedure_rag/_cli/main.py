@@ -50,7 +50,7 @@ from procedure_rag._cli.common import (
 from procedure_rag._cli.demo import add_demo
 from procedure_rag._cli.index import add_index, add_query
 from procedure_rag._metadata import chunk_metadata, read_metadata
-from procedure_rag._readers.registry import FORMATS, detect_format, source_text
+from procedure_rag._readers.registry import FORMATS, LAYOUT_FORMATS, detect_format, source_text
 from procedure_rag._types import ChunkLevel
 
 __all__ = ["build_parser", "main"]
@@ -73,7 +73,8 @@ def _add_format(parser: argparse.ArgumentParser) -> None:
         metavar="FORMAT",
         help=(
             f"source format: auto (from the suffix and content, the default) or one of {', '.join(FORMATS)};"
-            " text is plain or PDF-extracted text, the last five read a layout parser's JSON"
+            " text is plain or PDF-extracted text;"
+            f" {', '.join(LAYOUT_FORMATS)} read a layout parser's JSON"
         ),
     )
 
