@@ -121,6 +121,14 @@ def _is_header(row: Sequence[str]) -> bool:
     return len(roles) >= 2 and bool(roles & {"action", "step"})
 
 
+def _names_roles(upper: Sequence[str], lower: Sequence[str]) -> bool:
+    """Whether ``lower`` is a second header row: it names a field's role and has no number under the No."""
+    numbers = [col for col, cell in enumerate(upper) if _role(cell) == "number"]
+    if any(col < len(lower) and lower[col] for col in numbers):
+        return False  # a numbered row: the first step, whatever its cells say
+    return bool(_roles_of(lower) - {"number"})
+
+
 def find_header(rows: Sequence[Sequence[str]], merged_down: set[tuple[int, int]]) -> Header | None:
     """The procedure header among the first rows of a sheet, or ``None`` for a sheet of another kind.
 
@@ -132,15 +140,17 @@ def find_header(rows: Sequence[Sequence[str]], merged_down: set[tuple[int, int]]
 
     Returns:
         The first row naming at least two roles, one of them the action (or a
-        ``Step`` column), with the row under it as a second header row when that row
-        names a role or a range merges down into it; else with the row above it
-        when a range merges down from there.
+        ``Step`` column), with the row under it as a second header row when a range
+        merges down into it or it names a role and holds no step number; else with
+        the row above it when a range merges down from there.
     """
     for index, row in enumerate(rows[:_HEADER_SEARCH_ROWS]):
         if not _is_header(row):
             continue
         below = rows[index + 1] if index + 1 < len(rows) else ()
-        if below and (_roles_of(below) or any((index + 1, col) in merged_down for col in range(len(below)))):
+        if below and (
+            any((index + 1, col) in merged_down for col in range(len(below))) or _names_roles(row, below)
+        ):
             return _header(rows[index], below, index, 2, {c for r, c in merged_down if r == index + 1})
         if index and any((index, col) in merged_down for col in range(len(row))):
             return _header(rows[index - 1], row, index - 1, 2, {c for r, c in merged_down if r == index})
