@@ -56,6 +56,7 @@ _INSTALL_HINT = "reading Excel files needs openpyxl: pip install 'procedure-rag[
 _SHEET_NS = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 _REL_ID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
 _CELL_REF = re.compile(r"([A-Z]{1,3})([0-9]{1,7})")
+_BLANK_RUNS = re.compile(r"\n{3,}")
 _CELL_JOIN = "  "  # a row's cells on one line, read by the plain-text reader
 #: A grid is a table when at least this share of its rows hold two cells or more.
 _TABLE_ROW_SHARE = 0.5
@@ -273,7 +274,7 @@ class _Writer:
 
     def _lines(self, rows: list[list[str]], index: int) -> None:
         lines = [_CELL_JOIN.join(cell for cell in row if cell) for row in rows]
-        text = "\n".join(lines).strip("\n")
+        text = _BLANK_RUNS.sub("\n\n", "\n".join(lines).strip("\n"))  # rows left empty (under pictures)
         start = self.position
         renamed: dict[str, str] = {}
         for element in iter_plain_text(text, source_id=f"{self.source_id}#s{index}", options=self.options):
