@@ -286,8 +286,8 @@ ERRORS = [
         "bad-format",
         _args("split", "--format", "docx", "x.md"),
         2,
-        "procedure-rag: error: --format must be auto or one of markdown, text, html, rst, pdf, unstructured, "
-        "docling, azure, google, textract, got 'docx'",
+        "procedure-rag: error: --format must be auto or one of markdown, text, html, rst, pdf, xlsx, "
+        "unstructured, docling, azure, google, textract, got 'docx'",
     ),
     (
         "chunk-size-not-int",

@@ -14,7 +14,11 @@ DATA_ROOTS = {"samples": SAMPLES, "tests_data": TESTS_DATA}
 
 
 def _is_licence(rel: Path) -> bool:
-    return rel.name in {"LICENSE", "SOURCES.md"} or "_license_evidence" in rel.parts
+    return (
+        rel.name in {"LICENSE", "SOURCES.md"}
+        or "_license_evidence" in rel.parts
+        or rel.name.endswith(".LICENSE.txt")
+    )
 
 
 def _data_files(root: Path) -> list[Path]:
@@ -70,6 +74,16 @@ def test_copies_are_byte_for_byte(root: Path, shared_data: Path) -> None:
         if not (shared_data / rel).is_file() or (shared_data / rel).read_bytes() != (root / rel).read_bytes()
     ]
     assert changed == []
+
+
+def test_office_copies_are_byte_for_byte_with_their_licence(shared_data: Path) -> None:
+    # tests/data/xlsx/ holds copies of ../shared/data/real-docs/ files, each with its <name>.LICENSE.txt.
+    copies = sorted((TESTS_DATA / "xlsx").glob("*.xlsx"))
+    assert copies
+    for copy in copies:
+        for rel in (copy.name, copy.name + ".LICENSE.txt"):
+            original = shared_data / "real-docs" / rel
+            assert original.read_bytes() == (copy.parent / rel).read_bytes(), rel
 
 
 def _emanual_sections(shared_data: Path) -> dict[str, dict[str, str]]:

@@ -494,6 +494,35 @@ def test_damaged_pdf_gives_chunks_or_a_reader_error(flips: list[tuple[int, int]]
         assert str(outcome).startswith("pdf record ")
 
 
+@cache
+def xlsx_bytes() -> bytes:
+    return (DATA / "xlsx/ja_neos21_sagyo-tejunsho-template.xlsx").read_bytes()
+
+
+@given(flips=st.lists(st.tuples(st.integers(min_value=0), st.integers(0, 255)), min_size=1, max_size=30))
+@settings(max_examples=30, derandomize=True, **_COMMON)  # type: ignore[arg-type]
+@example(flips=[(0, 0)])  # no longer starts with PK
+@example(flips=[(2000, 0), (2001, 255), (2002, 7)])  # inside a deflated part
+def test_damaged_xlsx_gives_chunks_or_a_reader_error(flips: list[tuple[int, int]]) -> None:
+    data = bytearray(xlsx_bytes())
+    for at, byte in flips:
+        data[at % len(data)] = byte
+    outcome = run(bytes(data), "xlsx")
+    if isinstance(outcome, Exception):
+        assert isinstance(outcome, ReaderError), outcome
+        assert str(outcome).startswith("xlsx record "), outcome
+
+
+@given(cut=st.integers(min_value=0, max_value=11_126))
+@settings(max_examples=30, derandomize=True, **_COMMON)  # type: ignore[arg-type]
+@example(cut=0)
+@example(cut=11_100)  # the central directory cut off
+def test_truncated_xlsx_gives_a_reader_error(cut: int) -> None:
+    outcome = run(xlsx_bytes()[:cut], "xlsx")
+    assert isinstance(outcome, ReaderError), outcome
+    assert str(outcome).startswith("xlsx record 'file': fuzz "), outcome
+
+
 # ----- parser JSON: synthetic documents -----------------------------------------------------------
 
 
@@ -925,6 +954,17 @@ def test_the_default_limits_are_generous() -> None:
         ({"max_input_chars": True}, TypeError, "max_input_chars must be an int or None, got bool"),
         ({"max_json_depth": 0}, ValueError, "max_json_depth must be > 0 (or None for no limit), got 0"),
         ({"max_json_depth": "9"}, TypeError, "max_json_depth must be an int or None, got str"),
+        (
+            {"max_uncompressed_bytes": 0},
+            ValueError,
+            "max_uncompressed_bytes must be > 0 (or None for no limit), got 0",
+        ),
+        (
+            {"max_uncompressed_bytes": 1.0},
+            TypeError,
+            "max_uncompressed_bytes must be an int or None, got float",
+        ),
+        ({"include_hidden_sheets": 1}, TypeError, "include_hidden_sheets must be a bool, got int"),
     ],
 )
 def test_bad_limits_raise_pinned_messages(

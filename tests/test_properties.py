@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from _invariants import (
@@ -557,3 +557,46 @@ def test_plain_text_heading_numbers_reach_the_chunks(heading: str) -> None:
     chunks = ProcedureChunker(ChunkerOptions(chunk_size=400, source_format="text")).chunk(text)
     assert any(heading in c.text for c in chunks)
     assert {c.section_path for c in chunks} == {(heading,)}
+
+
+# ----- Excel procedure sheets -------------------------------------------------------------------------
+
+CELL_TEXT = st.text(alphabet=st.sampled_from("abcxyz 設定を開く。\n|*#-1."), min_size=0, max_size=30).map(
+    lambda s: "\n".join(line.strip() for line in s.strip().split("\n"))
+)
+HEADERS = {
+    "en": ("No.", "Action", "Expected result", "Notes"),
+    "ja": ("項番", "作業内容", "期待結果", "備考"),
+}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@given(rows=st.lists(st.tuples(CELL_TEXT, CELL_TEXT, CELL_TEXT), max_size=25), size=st.integers(40, 400))
+@settings(max_examples=40, derandomize=True, **_COMMON)  # type: ignore[arg-type]
+@example(rows=[("", "", "#")], size=40)  # a row whose note is a number word is no second header row
+def test_procedure_sheets_give_one_step_a_row_with_its_cells(
+    lang: str, rows: list[tuple[str, str, str]], size: int
+) -> None:
+    import io  # noqa: PLC0415
+
+    from openpyxl import Workbook  # noqa: PLC0415
+
+    from procedure_rag._readers.registry import read_source  # noqa: PLC0415
+
+    book = Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.append(list(HEADERS[lang]))
+    for number, cells in enumerate(rows, start=1):
+        sheet.append([number, *[c or None for c in cells]])
+    out = io.BytesIO()
+    book.save(out)
+    chunker = ProcedureChunker(ChunkerOptions(chunk_size=size, length_function=len))
+    chunks = list(chunker.iter_chunks_from_source(out.getvalue(), source_id="sheet", source_format="xlsx"))
+    expected = [(str(n), *cells) for n, cells in enumerate(rows, start=1) if any(cells)]
+    steps = [s for c in children_of(chunks) for s in c.steps if not s.is_continuation]
+    assert [(s.number, s.action, s.result, s.caution) for s in steps] == expected
+    text = read_source(out.getvalue(), source_id="sheet", fmt="xlsx").text
+    assert lost_characters(text, chunks) == []
+    assert_reading_order(chunks)
+    assert_ids_distinct(chunks)

@@ -8,6 +8,7 @@ every reader reads the two paragraphs as steps; without it none does. The limits
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from collections.abc import Callable
@@ -47,6 +48,21 @@ def _pdf(lines: tuple[str, ...]) -> bytes:
     return bytes(out)
 
 
+def _xlsx(lines: tuple[str, ...]) -> bytes:
+    """A workbook whose one sheet holds ``lines`` in column A, one a row (text laid out in cells)."""
+    from openpyxl import Workbook  # noqa: PLC0415 - only this row needs it
+
+    book = Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.title = "Reset"
+    for line in lines:
+        sheet.append([line])
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()
+
+
 def _docling() -> dict[str, object]:
     doc = DoclingDocument(name="reset")
     doc.add_heading("Reset", level=1)
@@ -71,6 +87,7 @@ SOURCES: dict[str, Callable[[], object]] = {
     "html": lambda: "<html><body><h1>Reset</h1><p>" + "<br>".join(STEPS) + "</p></body></html>",
     "rst": lambda: "Reset\n=====\n\n" + "\n".join(STEPS) + "\n",
     "pdf": lambda: _pdf(STEPS),
+    "xlsx": lambda: _xlsx(STEPS),
     "unstructured": lambda: [
         {"type": "NarrativeText", "element_id": f"e{i}", "text": step, "metadata": {}}
         for i, step in enumerate(STEPS)
@@ -132,12 +149,27 @@ def test_max_json_depth_is_enforced_for_every_layout_format(fmt: str) -> None:
         read_source(SOURCES[fmt](), source_id="reset", fmt=fmt, options=ReaderOptions(max_json_depth=2))
 
 
+def test_max_uncompressed_bytes_reaches_the_office_readers() -> None:
+    source = SOURCES["xlsx"]()
+    with pytest.raises(ValueError, match=r"over the limit of 100 \(ChunkerOptions.max_uncompressed_bytes"):
+        read_source(source, source_id="reset", fmt="xlsx", options=ReaderOptions(max_uncompressed_bytes=100))
+    assert read_source(source, source_id="reset", fmt="xlsx", options=ReaderOptions()).elements
+
+
 def test_the_chunker_hands_the_readers_its_own_options() -> None:
-    options = ChunkerOptions(step_styles=(STAGE,), max_input_chars=1000, max_json_depth=9)
+    options = ChunkerOptions(
+        step_styles=(STAGE,),
+        max_input_chars=1000,
+        max_json_depth=9,
+        max_uncompressed_bytes=5000,
+        include_hidden_sheets=True,
+    )
     assert options.reader_options == ReaderOptions(
         step_styles=(STAGE,),
         heading_styles=options.heading_styles,
         lexicons=options.lexicons,
         max_input_chars=1000,
         max_json_depth=9,
+        max_uncompressed_bytes=5000,
+        include_hidden_sheets=True,
     )

@@ -76,13 +76,15 @@ STRUCTURAL_KEYS = (
     "pages",
     "boxes",
     "source_record_refs",
+    "sheet",
     "start_index",
 )
 
 
 #: Keys written only when there is something to say: pages and boxes for sources that
-#: have them, parser record ids for parser output, ``start_index`` when an adapter asks.
-OPTIONAL_KEYS = ("page", "pages", "boxes", "source_record_refs", "start_index")
+#: have them, parser record ids for parser output, the sheet for workbooks,
+#: ``start_index`` when an adapter asks.
+OPTIONAL_KEYS = ("page", "pages", "boxes", "source_record_refs", "sheet", "start_index")
 
 
 #: Key prefixes vector stores read as something other than a field: Chroma's filter
@@ -212,6 +214,8 @@ def chunk_metadata(chunk: Chunk, document_metadata: Mapping[str, Any] | None = N
         out["boxes"] = _dumps([_box(page, box) for page, box in chunk.boxes])
     if chunk.source_record_refs:
         out["source_record_refs"] = _dumps(list(chunk.source_record_refs))
+    if chunk.sheet:
+        out["sheet"] = chunk.sheet
     return out
 
 
@@ -309,6 +313,7 @@ def chunk_from_metadata(text: str, metadata: Mapping[str, Any]) -> Chunk:
                 (box.get("page"), _bbox(box["bbox"], box.get("page_size"))) for box in meta.get("boxes", ())
             ),
             source_record_refs=tuple(meta.get("source_record_refs", ())),
+            sheet=str(meta.get("sheet", "")),
         )
     except (KeyError, TypeError) as exc:
         msg = f"metadata of chunk {meta['chunk_id']!r} is malformed: {exc!r}"

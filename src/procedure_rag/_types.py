@@ -266,6 +266,8 @@ class Chunk:
             (one per element that has a box).
         source_record_refs: Ids of the parser records the chunk was built from
             (see :attr:`LayoutElement.record_id`).
+        sheet: Name of the workbook sheet the chunk comes from (Excel sources; the
+            elements' ``sheet`` hint), else ``""``.
     """
 
     chunk_id: str
@@ -288,6 +290,7 @@ class Chunk:
     continued: bool = False
     boxes: tuple[tuple[int | None, BBox], ...] = ()
     source_record_refs: tuple[str, ...] = ()
+    sheet: str = ""
 
     @property
     def start_index(self) -> int | None:

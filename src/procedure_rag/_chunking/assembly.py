@@ -243,6 +243,7 @@ def build_children(
                 source_record_refs=tuple(
                     dict.fromkeys(e.record_id for e in [*block.carried, *elements] if e.record_id)
                 ),
+                sheet=next((value for e in elements for key, value in e.hints if key == "sheet"), ""),
             )
         )
     return children
@@ -304,6 +305,7 @@ def build_parents(
             child_ids=tuple(c.chunk_id for c in members),
             boxes=tuple(b for c in members for b in c.boxes),
             source_record_refs=tuple(dict.fromkeys(r for c in members for r in c.source_record_refs)),
+            sheet=first.sheet,  # one section, so one sheet
         )
         out.append((parent, [_with_parent_id(c, parent.chunk_id) for c in members]))
     return out

@@ -12,7 +12,12 @@ from procedure_rag._language.numbering import (
     HeadingStyle,
     StepStyle,
 )
-from procedure_rag._readers.options import DEFAULT_MAX_INPUT_CHARS, DEFAULT_MAX_JSON_DEPTH, ReaderOptions
+from procedure_rag._readers.options import (
+    DEFAULT_MAX_INPUT_CHARS,
+    DEFAULT_MAX_JSON_DEPTH,
+    DEFAULT_MAX_UNCOMPRESSED_BYTES,
+    ReaderOptions,
+)
 from procedure_rag._readers.registry import TEXT_FORMATS
 from procedure_rag._types import ElementKind
 
@@ -53,6 +58,12 @@ class ChunkerOptions:
         max_json_depth: Deepest nesting of a parser's JSON output (objects and arrays);
             deeper JSON is refused with a :class:`~procedure_rag.ReaderError`. ``None``
             means no limit beyond what Python's JSON parser reads.
+        max_uncompressed_bytes: Most bytes an Office file (.xlsx, a zip) may unpack
+            to; a larger one (a zip bomb) is refused with a
+            :class:`~procedure_rag.ReaderError` naming its size and this option.
+            ``None`` means no limit.
+        include_hidden_sheets: Whether the Excel reader reads hidden sheets too
+            (by default it skips them).
     """
 
     chunk_size: int = 400
@@ -68,6 +79,8 @@ class ChunkerOptions:
     lexicons: Mapping[str, Lexicon] = field(default_factory=lambda: dict(LEXICONS))
     max_input_chars: int | None = DEFAULT_MAX_INPUT_CHARS
     max_json_depth: int | None = DEFAULT_MAX_JSON_DEPTH
+    max_uncompressed_bytes: int | None = DEFAULT_MAX_UNCOMPRESSED_BYTES
+    include_hidden_sheets: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.chunk_size, bool) or not isinstance(self.chunk_size, int):
@@ -101,6 +114,10 @@ class ChunkerOptions:
             raise ValueError(msg)
         _check_limit("max_input_chars", self.max_input_chars)
         _check_limit("max_json_depth", self.max_json_depth)
+        _check_limit("max_uncompressed_bytes", self.max_uncompressed_bytes)
+        if not isinstance(self.include_hidden_sheets, bool):
+            msg = f"include_hidden_sheets must be a bool, got {type(self.include_hidden_sheets).__name__}"
+            raise TypeError(msg)
 
     @property
     def reader_options(self) -> ReaderOptions:
@@ -111,6 +128,8 @@ class ChunkerOptions:
             lexicons=self.lexicons,
             max_input_chars=self.max_input_chars,
             max_json_depth=self.max_json_depth,
+            max_uncompressed_bytes=self.max_uncompressed_bytes,
+            include_hidden_sheets=self.include_hidden_sheets,
         )
 
     @property

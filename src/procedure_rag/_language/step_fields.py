@@ -122,8 +122,16 @@ def parse_step(
     Returns:
         The step. The first sentence that is not a caution gives the action (its
         leading condition clause, if any, becomes the condition); later sentences
-        that state an outcome give the result; warnings give the caution.
+        that state an outcome give the result; warnings give the caution. A field
+        the source states itself (the element's hints ``step_action``,
+        ``step_result``, ``step_caution``, ``step_condition``: a procedure sheet's
+        columns) is taken as given, and the text rules fill only the others.
     """
+    given = {key.removeprefix("step_"): value for key, value in element.hints if key in _GIVEN_FIELDS}
+    if given:
+        return _given_step(
+            element, given, parent_number=parent_number, extra_caution=extra_caution, lexicon=lexicon
+        )
     plain = _plain(element.text)
     sentences = [stripped for s in split_sentences(plain) if (stripped := s.strip())]
     action = condition = ""
@@ -154,6 +162,33 @@ def parse_step(
         target=targets[0] if targets else "",
         condition=condition,
         result=" ".join(results),
+        caution=" ".join(cautions),
+        depth=element.level,
+        parent_number=parent_number,
+        element_id=element.element_id,
+        page=element.page,
+        bbox=element.bbox,
+    )
+
+
+#: Element hints that state a step's fields outright.
+_GIVEN_FIELDS = frozenset({"step_action", "step_result", "step_caution", "step_condition"})
+
+
+def _given_step(
+    element: LayoutElement, given: dict[str, str], *, parent_number: str, extra_caution: str, lexicon: Lexicon
+) -> ProcedureStep:
+    """A step whose fields its source gives (see :func:`parse_step`); the target comes from the action."""
+    action = given.get("action", "")
+    targets = _ui_targets(action, _plain(action), lexicon) if action else []
+    cautions = [c for c in (given.get("caution", ""), _plain(extra_caution) if extra_caution else "") if c]
+    return ProcedureStep(
+        number=element.number,
+        text=element.text,
+        action=action,
+        target=targets[0] if targets else "",
+        condition=given.get("condition", ""),
+        result=given.get("result", ""),
         caution=" ".join(cautions),
         depth=element.level,
         parent_number=parent_number,

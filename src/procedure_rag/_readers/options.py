@@ -12,8 +12,15 @@ from procedure_rag._language.numbering import (
     HeadingStyle,
     StepStyle,
 )
+from procedure_rag._readers.ooxml import DEFAULT_MAX_UNCOMPRESSED_BYTES
 
-__all__ = ["DEFAULT_MAX_INPUT_CHARS", "DEFAULT_MAX_JSON_DEPTH", "DEFAULT_READER_OPTIONS", "ReaderOptions"]
+__all__ = [
+    "DEFAULT_MAX_INPUT_CHARS",
+    "DEFAULT_MAX_JSON_DEPTH",
+    "DEFAULT_MAX_UNCOMPRESSED_BYTES",
+    "DEFAULT_READER_OPTIONS",
+    "ReaderOptions",
+]
 
 #: Default most characters one document may have: 100 million (a few hundred MB of
 #: UTF-8), far past any manual, short of what would exhaust a worker's memory.
@@ -40,6 +47,9 @@ class ReaderOptions:
         max_input_chars: Most characters a source may have; enforced by
             :func:`procedure_rag._readers.registry.read_source` for every format.
         max_json_depth: Deepest nesting of a layout parser's JSON; enforced there too.
+        max_uncompressed_bytes: Most bytes an Office file (a zip) may unpack to;
+            enforced by the Office readers before they read a part.
+        include_hidden_sheets: Whether the Excel reader reads hidden sheets too.
     """
 
     step_styles: tuple[StepStyle, ...] = DEFAULT_STEP_STYLES
@@ -47,6 +57,8 @@ class ReaderOptions:
     lexicons: Mapping[str, Lexicon] = field(default_factory=lambda: dict(LEXICONS))
     max_input_chars: int | None = DEFAULT_MAX_INPUT_CHARS
     max_json_depth: int | None = DEFAULT_MAX_JSON_DEPTH
+    max_uncompressed_bytes: int | None = DEFAULT_MAX_UNCOMPRESSED_BYTES
+    include_hidden_sheets: bool = False
 
 
 #: The options a reader uses when it is given none.

@@ -16,7 +16,8 @@ yielding elements built from :class:`~procedure_rag._readers.draft.ElementDraft`
 its row in ``_READERS`` (how it takes its source, where it lives, its suffixes); and
 its tests, including a row in ``tests/test_reader_options.py``. Nothing else names a
 format. To be told from content alone by :func:`detect_format`, add its sign to
-``_text_format`` or ``_layout_format`` below.
+``_text_format`` or ``_layout_format`` below; an Office Open XML format gives its
+package's main content types in its row (``content_types``) instead.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import cast
 
 from procedure_rag._errors import ReaderError
+from procedure_rag._readers import ooxml
 from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._types import LayoutElement
 
@@ -69,6 +71,8 @@ class ReaderEntry:
         suffixes: File suffixes that mean the format.
         decoder: For a text format whose files name their own encoding, the function of
             ``module`` that decodes its bytes (``decode(data) -> str``); empty for UTF-8.
+        content_types: For an Office Open XML format, the content types of its
+            package's main part, by which :func:`detect_format` tells a zip's bytes.
     """
 
     takes: str
@@ -76,6 +80,7 @@ class ReaderEntry:
     function: str
     suffixes: tuple[str, ...] = ()
     decoder: str = ""
+    content_types: tuple[str, ...] = ()
 
 
 #: Every format and its reader; the one place a reader is named.
@@ -89,6 +94,14 @@ _READERS: Mapping[str, ReaderEntry] = {
     ),
     "rst": ReaderEntry("text", "procedure_rag._readers.rst", "iter_rst", (".rst", ".rest")),
     "pdf": ReaderEntry("file", "procedure_rag._readers.pdf", "read_pdf", (".pdf",)),
+    # .xls is here to be refused with how to convert it (ooxml.ole_problem).
+    "xlsx": ReaderEntry(
+        "file",
+        "procedure_rag._readers.xlsx",
+        "read_xlsx",
+        (".xlsx", ".xlsm", ".xltx", ".xltm", ".xls"),
+        content_types=ooxml.WORKBOOK_CONTENT_TYPES,
+    ),
     "unstructured": ReaderEntry("layout", "procedure_rag._readers.unstructured", "iter_unstructured"),
     "docling": ReaderEntry("layout", "procedure_rag._readers.docling", "iter_docling"),
     "azure": ReaderEntry("layout", "procedure_rag._readers.azure", "iter_azure"),
@@ -144,11 +157,27 @@ def detect_format(source: object, *, suffix: str | None = None) -> str:
     if isinstance(source, bytes | bytearray):
         if bytes(source[:5]) == b"%PDF-":
             return "pdf"
+        office = _office_format(bytes(source))
+        if office is not None:
+            return office
         # Only for telling the format: the reader validates the bytes properly.
         source = bytes(source).decode("utf-8", errors="replace")
     if isinstance(source, str):
         return _text_format(source)
     return _layout_format(source)
+
+
+def _office_format(data: bytes) -> str | None:
+    """An Office file's format, told by its package's main content type; ``None`` for other bytes.
+
+    Raises:
+        ReaderError: For an OLE compound file (a legacy or password-protected Office
+            file), which no reader reads: the message says what to do.
+    """
+    if data.startswith(ooxml.OLE_SIGNATURE):
+        raise ReaderError("office", "file", ooxml.ole_problem(data, suffix="xlsx"))
+    main = ooxml.main_content_type(data)
+    return next((name for name, entry in _READERS.items() if main and main in entry.content_types), None)
 
 
 def _text_format(text: str) -> str:

@@ -1,0 +1,215 @@
+"""Office Open XML packages (.xlsx, .docx, .pptx): the checks every Office reader makes first.
+
+An OOXML file is a zip holding ``[Content_Types].xml``, which names the content
+type of each part; the main part's type says what the file is (a workbook, a Word
+document, a deck). This module tells that from the bytes alone
+(:func:`main_content_type`, for format detection) and opens a package for a reader
+(:func:`open_package`) after refusing what it must not read: bytes that are not a
+zip, a damaged or truncated zip, a package that unpacks to more than the limit (a
+zip bomb; the sizes a zip declares bound what :mod:`zipfile` will inflate), and an
+OLE compound file, which is either a legacy binary file (.doc, .xls, .ppt) or a
+password-protected OOXML file (Office encrypts the whole package into an OLE file
+with an ``EncryptedPackage`` stream).
+
+Only XML is parsed here, with the standard library (expat refuses entity
+expansion attacks); nothing in a package is ever run.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import zipfile
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from xml.etree import ElementTree as ET
+
+from procedure_rag._errors import ReaderError
+
+__all__ = [
+    "DEFAULT_MAX_UNCOMPRESSED_BYTES",
+    "OLE_SIGNATURE",
+    "WORKBOOK_CONTENT_TYPES",
+    "Package",
+    "main_content_type",
+    "ole_problem",
+    "open_package",
+]
+
+#: Default most bytes an Office file may unpack to: 256 MiB, many times any real manual,
+#: far short of what a zip bomb unpacks to.
+DEFAULT_MAX_UNCOMPRESSED_BYTES = 256 * 1024 * 1024
+#: The first bytes of an OLE compound file: legacy .doc/.xls/.ppt, or an encrypted OOXML file.
+OLE_SIGNATURE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+#: Main content types of a workbook: .xlsx, .xlsm (macros kept, never run), and their templates.
+WORKBOOK_CONTENT_TYPES = (
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml",
+    "application/vnd.ms-excel.sheet.macroEnabled.main+xml",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.template.main+xml",
+    "application/vnd.ms-excel.template.macroEnabled.main+xml",
+)
+_ZIP_SIGNATURE = b"PK\x03\x04"
+_CONTENT_TYPES = "[Content_Types].xml"
+_ENCRYPTED_STREAM = "EncryptedPackage".encode("utf-16-le")  # OLE directory names are UTF-16
+_CT_NS = "{http://schemas.openxmlformats.org/package/2006/content-types}"
+_REL_NS = "{http://schemas.openxmlformats.org/package/2006/relationships}"
+_OFFICE_DOCUMENT = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument"
+#: Most bytes of ``[Content_Types].xml`` read for detection (real ones are a few KB).
+_MAX_CONTENT_TYPES_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Package:
+    """An opened OOXML package.
+
+    Attributes:
+        zip: The zip, checked against the limit.
+        main_part: Name of the main part inside the zip (``"xl/workbook.xml"``).
+        main_type: Its content type.
+        name: The file's name for messages (its path or source id).
+    """
+
+    zip: zipfile.ZipFile
+    main_part: str
+    main_type: str
+    name: str
+
+    def read_xml(self, part: str, fmt: str) -> ET.Element:
+        """Parse one XML part of the package.
+
+        Raises:
+            ReaderError: Naming the file and the part, when it is missing or not XML.
+        """
+        try:
+            with self.zip.open(part) as stream:
+                return ET.parse(stream).getroot()  # noqa: S314 - expat refuses entity expansion
+        except KeyError:
+            problem = "the part is missing"
+        except (ET.ParseError, zipfile.BadZipFile, zlib.error, OSError, EOFError) as exc:
+            problem = f"the part is damaged: {exc}"
+        raise ReaderError(fmt, part, f"{self.name}: {problem}")
+
+    def iter_elements(self, part: str, fmt: str, tag: str) -> Iterator[ET.Element]:
+        """Stream the elements named ``tag`` (namespace ignored) of one XML part.
+
+        Raises:
+            ReaderError: As :meth:`read_xml`.
+        """
+        try:
+            with self.zip.open(part) as stream:
+                for _, element in ET.iterparse(stream):  # noqa: S314 - expat refuses entity expansion
+                    if element.tag.rpartition("}")[2] == tag:
+                        yield element
+                    element.clear()
+        except KeyError:
+            raise ReaderError(fmt, part, f"{self.name}: the part is missing") from None
+        except (ET.ParseError, zipfile.BadZipFile, zlib.error, OSError, EOFError) as exc:
+            raise ReaderError(fmt, part, f"{self.name}: the part is damaged: {exc}") from exc
+
+    def relationships(self, part: str, fmt: str) -> dict[str, str]:
+        """The targets of ``part``'s relationships by id, as part names in the zip."""
+        folder, base = posixpath.split(part)
+        rels = self.read_xml(posixpath.join(folder, "_rels", base + ".rels"), fmt)
+        out = {}
+        for rel in rels.iter(f"{_REL_NS}Relationship"):
+            target = rel.get("Target", "")
+            if rel.get("TargetMode") == "External" or not target:
+                continue
+            resolved = target.lstrip("/") if target.startswith("/") else posixpath.join(folder, target)
+            out[rel.get("Id", "")] = posixpath.normpath(resolved)
+        return out
+
+
+def ole_problem(data: bytes, *, suffix: str) -> str:
+    """What to tell the user of an OLE compound file handed to the reader of ``suffix`` (``"xlsx"``)."""
+    if _ENCRYPTED_STREAM in data:
+        return "is password-protected (an encrypted Office file); remove the password in Office and save it"
+    return (
+        f"is a legacy binary Office file, not .{suffix}; convert it first: "
+        f"soffice --headless --convert-to {suffix} FILE"
+    )
+
+
+def main_content_type(data: bytes) -> str | None:
+    """The content type of an OOXML package's main part, told from its bytes; ``None`` when not one."""
+    if not data.startswith(_ZIP_SIGNATURE):
+        return None
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            info = zf.getinfo(_CONTENT_TYPES)
+            if info.file_size > _MAX_CONTENT_TYPES_BYTES:
+                return None
+            root = ET.fromstring(zf.read(info))  # noqa: S314 - expat refuses entity expansion
+            main = _main_part(zf)
+    except (zipfile.BadZipFile, zlib.error, KeyError, ET.ParseError, OSError, EOFError, ValueError):
+        return None
+    return _content_type(root, main) if main else None
+
+
+def open_package(data: bytes, *, fmt: str, name: str, max_uncompressed_bytes: int | None) -> Package:
+    """Open an OOXML package, refusing what must not be read (see the module docstring).
+
+    Args:
+        data: The file's bytes.
+        fmt: The reader's format name, for messages (``"xlsx"``).
+        name: The file's name for messages.
+        max_uncompressed_bytes: Most bytes the parts may unpack to; ``None`` means no limit.
+
+    Returns:
+        The package, its main part found through the package relationships.
+
+    Raises:
+        ReaderError: Record ``"file"`` for bytes that are not a zip, an OLE file
+            (legacy or encrypted), a damaged zip or one over the limit; record
+            ``"[Content_Types].xml"`` or ``"_rels/.rels"`` when those are missing or bad.
+    """
+    if data.startswith(OLE_SIGNATURE):
+        raise ReaderError(fmt, "file", f"{name} {ole_problem(data, suffix=fmt)}")
+    if not data.startswith(_ZIP_SIGNATURE):
+        # The bytes are not echoed: a path given by a document's text may name any local file.
+        raise ReaderError(
+            fmt, "file", f"{name} is not an Office Open XML file: it does not start as a zip does"
+        )
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(data))
+        infos = zf.infolist()
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        raise ReaderError(fmt, "file", f"{name} is a damaged or truncated zip: {exc}") from None
+    total = sum(info.file_size for info in infos)
+    if max_uncompressed_bytes is not None and total > max_uncompressed_bytes:
+        zf.close()
+        problem = (
+            f"{name} unpacks to {total:,} bytes, over the limit of {max_uncompressed_bytes:,} "
+            "(ChunkerOptions.max_uncompressed_bytes: raise it, or set it to None for no limit)"
+        )
+        raise ReaderError(fmt, "file", problem)
+    package = Package(zf, "", "", name)
+    main = _main_part(zf)
+    if not main:
+        raise ReaderError(fmt, "_rels/.rels", f"{name}: no main part (officeDocument relationship)")
+    return Package(zf, main, _content_type(package.read_xml(_CONTENT_TYPES, fmt), main), name)
+
+
+def _main_part(zf: zipfile.ZipFile) -> str:
+    """The main part named by the package relationships (``_rels/.rels``), or ``""``."""
+    try:
+        rels = ET.fromstring(zf.read("_rels/.rels"))  # noqa: S314 - expat refuses entity expansion
+    except (KeyError, ET.ParseError, zipfile.BadZipFile, zlib.error, OSError, EOFError):
+        return ""
+    for rel in rels.iter(f"{_REL_NS}Relationship"):
+        if rel.get("Type") == _OFFICE_DOCUMENT:
+            return posixpath.normpath(rel.get("Target", "").lstrip("/"))
+    return ""
+
+
+def _content_type(types: ET.Element, part: str) -> str:
+    """The content type ``[Content_Types].xml`` gives ``part``: its override, else its extension's default."""
+    for override in types.iter(f"{_CT_NS}Override"):
+        if override.get("PartName", "").lstrip("/") == part:
+            return override.get("ContentType", "")
+    extension = part.rpartition(".")[2].lower()
+    for default in types.iter(f"{_CT_NS}Default"):
+        if default.get("Extension", "").lower() == extension:
+            return default.get("ContentType", "")
+    return ""
