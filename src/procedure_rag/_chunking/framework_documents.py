@@ -291,7 +291,10 @@ def _page_chunks(
     metas = [meta for _, meta in documents]
     paged = PagedText.join([text for text, _ in documents], _page_numbers(metas))
     options = chunker.options
-    text = validate_text(paged.text, max_chars=options.max_input_chars)
+    text = paged.text
+    # Text a loader extracted, not a file decoded as text: a NUL there is a glyph the PDF
+    # maps to no character (pypdf's, for some step numbers), kept as the PDF reader keeps it.
+    validate_text(text.replace("\x00", " "), max_chars=options.max_input_chars)
     if not text.replace("\f", "").strip():
         return
     fmt = _named_format(chunker, metas[0]) or detect_text_format(text, suffix=_suffix(metas[0]))
