@@ -211,6 +211,14 @@ def test_markup_under_its_suffix_is_still_markup(
         assert meta["step_count"] == 2
 
 
+def test_one_markdown_sign_confirms_a_md_suffix(splitter: ProcedureTextSplitter) -> None:
+    content = "see copyright page [ja](https://example.com/ja/c.html) [en](https://example.com/en/c.html)"
+    (chunk,) = splitter.split_documents([Document(page_content=content, metadata={"source": "LICENSE.md"})])
+    assert chunk.page_content == "see copyright page ja en"
+    (plain,) = splitter.split_documents([Document(page_content=content, metadata={"source": "LICENSE.txt"})])
+    assert "https://example.com/ja/c.html" in plain.page_content
+
+
 @pytest.mark.parametrize("suffix", [".pdf", ".docx", ".xlsx", ".pptx", ".doc"])
 def test_a_binary_suffix_means_extracted_text(splitter: ProcedureTextSplitter, suffix: str) -> None:
     # A page that opens with a shell comment: read as Markdown, it would be a heading.

@@ -206,8 +206,9 @@ def detect_text_format(text: str, *, suffix: str | None = None) -> str:
     the suffix of a binary file (:data:`EXTRACTED_SUFFIXES`: ``.pdf``, ``.docx``,
     ``.xlsx``…) means text extracted from it, read as ``"text"``; a markup suffix
     (``.html``, ``.md``, ``.rst``) names its format only when the text bears that
-    markup's signs (tags; Markdown's headings, lists or fences; reST's directives,
-    roles or title underlines), since a loader may have extracted the text already;
+    markup's signs (two tags; one Markdown heading, list line, fence, link, code span or
+    emphasis; a reST directive, role or title underline), since a loader may have
+    extracted the text already;
     any other suffix (``.txt``) names its format; else the text tells it.
 
     Returns:
@@ -226,7 +227,9 @@ def detect_text_format(text: str, *, suffix: str | None = None) -> str:
         head = text[:20000]
         return hinted if "\n.. " in head or ":`" in head or _RST_UNDERLINE.search(head) else sniffed
     if hinted == "markdown":
-        return sniffed  # Markdown's signs are what the sniff looks for
+        from procedure_rag._readers.markdown import bears_markdown  # noqa: PLC0415 - import cycle
+
+        return hinted if sniffed == "text" and bears_markdown(text) else sniffed
     return hinted
 
 
