@@ -149,6 +149,10 @@ def test_a_metadata_path_is_never_opened(
         assert "TEXT OF THE FILE" not in chunk.page_content
         assert "Updating the TV" not in chunk.page_content
         assert chunk.metadata["step_count"] == 2
+    # A file format named for a text means the text extracted from such a file.
+    named = Document(page_content=content, metadata={"source_format": "pdf", "source": str(other)})
+    (chunk,) = splitter.split_documents([named])
+    assert chunk.metadata["step_count"] == 2
 
 
 LIST_TEXT = "Resetting the TV\nTo reset the TV:\n1. Open Settings.\n2. Select General.\n3. Select Reset."
@@ -270,6 +274,14 @@ def test_page_keys(splitter: ProcedureTextSplitter, keys: list[dict[str, Any]], 
             [_page_doc("a.pdf", "Alpha one.", page=1), _page_doc("a.pdf", "Alpha again.", page=1)],
             [["Alpha one."], ["Alpha again."]],
             id="page-repeats",
+        ),
+        pytest.param(
+            [
+                _page_doc("a.pdf", "Alpha one.", page_label="1"),
+                _page_doc("a.pdf", "Alpha again.", page_label="1"),
+            ],
+            [["Alpha one."], ["Alpha again."]],
+            id="label-repeats",
         ),
         pytest.param(
             [_page_doc("a.pdf", "Alpha one.", page=0), _page_doc("a.pdf", "Alpha label.", page_label="2")],

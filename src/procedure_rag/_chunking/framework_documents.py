@@ -161,8 +161,8 @@ def _continues(
     before = _page_of(last)
     if before is None or before[0] != page[0] or _source_of(last) != _source_of(meta):
         return False
-    # Labels may restart (i, ii, 1, 2); numbered pages only go forward.
-    return page[0] == "page_label" or (before[1] is not None and page[1] is not None and page[1] > before[1])
+    # Numbered pages only go forward; a label that is no number (i, ii) goes on the run.
+    return before[1] is None or page[1] is None or page[1] > before[1]
 
 
 def iter_record_groups(
@@ -176,8 +176,9 @@ def iter_record_groups(
 
     Yields:
         One group per run of consecutive element documents with the same source, one
-        per run of consecutive page documents of one source whose pages go forward
-        (see :func:`_page_of`), and one per other document, in input order.
+        per run of consecutive page documents of one source and page key whose pages go
+        forward (see :func:`_page_of`; a repeated or earlier page starts a new run), and
+        one per other document, in input order.
     """
     run: list[_T] = []
     run_meta: list[Mapping[str, Any]] = []
