@@ -135,6 +135,30 @@ def test_numbered_step_crossing_a_page_break_stays_whole(
     assert {p for d in out for p in json.loads(d.metadata["pages"])} == with_text
 
 
+@pytest.mark.parametrize("mode", ["page", "single"])
+def test_a_glyph_without_a_character_is_not_binary(
+    shared_data: Path, splitter: ProcedureTextSplitter, mode: str
+) -> None:
+    # pypdf gives NUL for the step numbers of page 9 of this manual.
+    docs = PyPDFLoader(
+        str(shared_data / "real-docs" / "ja_yamagata-u_sapphire_app-manual.pdf"), mode=mode
+    ).load()
+    assert any("\x00" in d.page_content for d in docs)
+    out = splitter.split_documents(docs)
+    assert any("\x00. データセットを選択する" in d.page_content for d in out)
+
+
+def test_nul_is_refused_outside_extracted_text(splitter: ProcedureTextSplitter) -> None:
+    extracted = Document(
+        page_content="Steps\n\x00. Open Settings.\n2. Select Reset.", metadata={"source": "m.pdf"}
+    )
+    assert splitter.split_documents([extracted])
+    with pytest.raises(ValueError, match="input looks binary: NUL character at offset 6"):
+        splitter.split_documents(
+            [Document(page_content=extracted.page_content, metadata={"source": "m.txt"})]
+        )
+
+
 def test_a_metadata_path_is_never_opened(
     tests_data: Path, tmp_path: Path, splitter: ProcedureTextSplitter
 ) -> None:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeGuard, TypeVar
 from procedure_rag._chunking.chunker import validate_text
 from procedure_rag._language.lexicons import detect_language
 from procedure_rag._readers.registry import (
+    EXTRACTED_SUFFIXES,
     FILE_FORMATS,
     FORMATS,
     TEXT_FORMATS,
@@ -37,12 +38,13 @@ from procedure_rag._readers.registry import (
     check_size,
     detect_text_format,
     iter_paged_text,
+    iter_text,
 )
 from procedure_rag._readers.unstructured import ELEMENT_METADATA_KEYS, is_element_metadata, iter_records
 
 if TYPE_CHECKING:
     from procedure_rag._chunking.chunker import ProcedureChunker
-    from procedure_rag._types import Chunk
+    from procedure_rag._types import Chunk, LayoutElement
 
 __all__ = ["DocumentChunk", "GroupKind", "RecordGroup", "iter_document_chunks", "iter_record_groups"]
 
@@ -219,9 +221,12 @@ def _named_format(chunker: ProcedureChunker, metadata: Mapping[str, Any]) -> str
     if named == "auto":
         value = metadata.get("source_format")
         named = value if isinstance(value, str) and value in FORMATS else "auto"
-    if named == "auto":
-        return None
-    return "text" if named in FILE_FORMATS else named  # a file's extracted text, never a path
+    return None if named == "auto" else named
+
+
+def _text_of_files(fmt: str | None) -> str | None:
+    """``fmt``, a file format (``"pdf"``) being the text extracted from such a file: ``"text"``."""
+    return "text" if fmt in FILE_FORMATS else fmt
 
 
 def _suffix(metadata: Mapping[str, Any]) -> str | None:
@@ -269,8 +274,17 @@ def iter_document_chunks(
             yield _whole(chunk, metadata)
         return
     ((text, own),) = documents
-    fmt = _named_format(chunker, own) or detect_text_format(text, suffix=_suffix(own))
-    for chunk in chunker.iter_chunks_from_source(text, source_id=source_id, source_format=fmt):
+    named = _named_format(chunker, own)
+    fmt = _text_of_files(named) or detect_text_format(text, suffix=_suffix(own))
+    if fmt == "text" and (named in FILE_FORMATS or _suffix(own) in EXTRACTED_SUFFIXES):
+        # A file's extracted text in one document (PyPDFLoader(mode="single")): read as pages are.
+        options = chunker.options.reader_options
+        chunks = _extracted_chunks(
+            chunker, text, source_id, lambda sid: iter_text(text, source_id=sid, fmt="text", options=options)
+        )
+    else:
+        chunks = chunker.iter_chunks_from_source(text, source_id=source_id, source_format=fmt)
+    for chunk in chunks:
         yield _whole(chunk, metadata)
 
 
@@ -291,22 +305,19 @@ def _page_chunks(
     """The chunks of a run of pages, read as one text: the pages joined by form feeds."""
     metas = [meta for _, meta in documents]
     paged = PagedText.join([text for text, _ in documents], _page_numbers(metas))
-    options = chunker.options
-    text = paged.text
-    # Text a loader extracted, not a file decoded as text: a NUL there is a glyph the PDF
-    # maps to no character (pypdf's, for some step numbers), kept as the PDF reader keeps it.
-    validate_text(text.replace("\x00", " "), max_chars=options.max_input_chars)
-    if not text.replace("\f", "").strip():
-        return
-    fmt = _named_format(chunker, metas[0]) or detect_text_format(text, suffix=_suffix(metas[0]))
+    options = chunker.options.reader_options
+    fmt = _text_of_files(_named_format(chunker, metas[0])) or detect_text_format(
+        paged.text, suffix=_suffix(metas[0])
+    )
     if fmt not in TEXT_FORMATS:
         fmt = "text"  # page texts are text, whatever the first page looks like
-    sid = source_id or _hashed(text)
-    language = detect_language(text) if options.language == "auto" else options.language
-    elements = iter_paged_text(paged, source_id=sid, fmt=fmt, options=options.reader_options)
-    for chunk in chunker.iter_chunks_from_elements(
-        elements, source_id=sid, language=language, source_text=text
-    ):
+    chunks = _extracted_chunks(
+        chunker,
+        paged.text,
+        source_id,
+        lambda sid: iter_paged_text(paged, source_id=sid, fmt=fmt, options=options),
+    )
+    for chunk in chunks:
         spans = chunk.source_spans
         if not spans:
             yield DocumentChunk(chunk, 0, dict(metas[0]), None, None)
@@ -322,6 +333,28 @@ def _page_chunks(
             spans[0].start - offset,
             spans[-1].end - offset if last == first else None,
         )
+
+
+def _extracted_chunks(
+    chunker: ProcedureChunker,
+    text: str,
+    source_id: str | None,
+    elements: Callable[[str], Iterable[LayoutElement]],
+) -> Iterator[Chunk]:
+    """:meth:`ProcedureChunker.iter_chunks` for text a loader extracted: ``elements(source_id)`` read it.
+
+    Not a file decoded as text: a NUL there is a glyph the PDF maps to no character
+    (pypdf's, for some step numbers), kept as the PDF reader keeps it, not refused as binary.
+    """
+    validate_text(text.replace("\x00", " "), max_chars=chunker.options.max_input_chars)
+    if not text.replace("\f", "").strip():
+        return
+    sid = source_id or _hashed(text)
+    language = chunker.options.language
+    language = detect_language(text) if language == "auto" else language
+    yield from chunker.iter_chunks_from_elements(
+        elements(sid), source_id=sid, language=language, source_text=text
+    )
 
 
 def _page_numbers(metas: Sequence[Mapping[str, Any]]) -> list[int]:
