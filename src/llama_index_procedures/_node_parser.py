@@ -108,9 +108,18 @@ class ProcedureNodeParser(NodeParser):
     Unstructured reader that splits by element) are read together: each run of them
     from one file (``source``/``file_path``/``filename``) is one document whose nodes
     carry pages and boxes and the metadata the run shares; their ``SOURCE`` is the
-    run's first node's source. Other nodes are parsed one by one; with
-    ``source_format="auto"`` a ``source_format`` metadata key or the suffix of
-    ``source``/``file_path`` (``.md``, ``.html``, ``.rst``…) says how to read them.
+    run's first node's source. Page documents of one file (``SimpleDirectoryReader``'s
+    PDF reader: ``page_label`` and ``file_path``; ``page_number``) are read together in
+    page order, so that a procedure crossing a page break stays whole: each node
+    carries the metadata of the page it starts on with ``page`` (1-based) and
+    ``pages``, that page is its ``SOURCE``, and ``start_char_idx`` is an offset into
+    its text (``end_char_idx`` too, or ``None`` when the node ends on a later page).
+    The source id of such a run is its file. Other nodes are parsed one by one. A
+    node's text is what gets read, never a path in its metadata; with
+    ``source_format="auto"`` a ``source_format`` metadata key names the format, else
+    the text tells it, the suffix of ``source``/``file_path`` only confirming it
+    (``.pdf``, ``.docx``: extracted text; ``.md``, ``.html``, ``.rst``: that markup
+    when the text is such markup).
 
     Raises:
         ValueError: On construction, for options the core rejects (the message is
