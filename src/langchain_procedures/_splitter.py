@@ -53,13 +53,20 @@ class ProcedureTextSplitter(TextSplitter):
     when present, is the chunk's ``source_id``; otherwise the core derives one from
     the text.
 
-    Documents that are single Unstructured elements (metadata ``category``, as from
-    ``UnstructuredLoader(mode="elements")``) are read together: each run of them from
-    one file (``source``/``file_path``/``filename``) is one document, its chunks carry
-    pages and boxes (``page``, ``pages``, ``boxes``, ``source_record_refs``) and the
-    metadata the run's documents share. Other documents are split one by one; with
-    ``source_format="auto"`` a ``source_format`` metadata key or the suffix of
-    ``source`` (``.md``, ``.html``, ``.rst``, ``.txt``…) says how to read them.
+    A document's ``page_content`` is what gets read; a path in its metadata is never
+    opened. Documents that are single Unstructured elements (metadata ``category``, as
+    from ``UnstructuredLoader(mode="elements")``) are read together: each run of them
+    from one file (``source``/``file_path``/``filename``) is one document, its chunks
+    carry pages and boxes (``page``, ``pages``, ``boxes``, ``source_record_refs``) and
+    the metadata the run's documents share. Page documents of one file (``PyPDFLoader``,
+    ``PyMuPDFLoader``, ``PDFPlumberLoader``: metadata ``page``) are read together too,
+    in page order, so that a procedure crossing a page break stays whole: each chunk
+    carries the metadata of the page it starts on, ``page`` (1-based) and ``pages``,
+    and its ``start_index`` is an offset into that page's ``page_content``. Other
+    documents are split one by one. With ``source_format="auto"`` a ``source_format``
+    metadata key names the format, else the text tells it: the suffix of ``source``
+    only confirms it (``.pdf``, ``.docx``: extracted text, read as plain text;
+    ``.html``, ``.md``, ``.rst``: that markup when the text is such markup).
 
     Args:
         chunk_size: Budget of a child chunk, in units of ``length_function``.
@@ -68,7 +75,8 @@ class ProcedureTextSplitter(TextSplitter):
         length_function: Measures a piece of text (characters by default, as in
             LangChain; see :meth:`from_tiktoken_encoder` for tokens).
         add_start_index: Add ``start_index``, the offset in the input text of the
-            first source character the chunk covers.
+            first source character the chunk covers (for a page run, in the text of
+            the page the chunk starts on).
         strip_whitespace: Strip whitespace from both ends of every chunk text (pieces
             of a long table or code block can end in spaces).
         language: ``"ja"``, ``"en"`` or ``"auto"`` (detected per document).
@@ -239,20 +247,23 @@ class ProcedureTextSplitter(TextSplitter):
 
     def _iter_documents(self, pairs: Iterable[tuple[str, Mapping[str, Any]]]) -> Iterator[Document]:
         for group in iter_record_groups(pairs, metadata=lambda pair: pair[1]):
-            source = group.source if group.element_wise else group.metadata.get("source")
+            source = group.source if group.kind != "text" else group.metadata.get("source")
             chunks = iter_document_chunks(
                 self._chunker,
+                group.kind,
                 group.items,
-                element_wise=group.element_wise,
+                metadata=group.metadata,
                 source_id=None if source is None else str(source),
             )
-            for chunk in chunks:
+            for part in chunks:
                 # A new dict of scalars (containers become JSON text): nothing of the
                 # input's metadata is shared, so no deep copy is needed.
-                meta = chunk_metadata(chunk, group.metadata)
-                if self._add_start_index and chunk.start_index is not None:
-                    meta["start_index"] = chunk.start_index
-                yield Document(page_content=self._page_content(chunk), metadata=meta, id=chunk.chunk_id)
+                meta = chunk_metadata(part.chunk, part.metadata)
+                if self._add_start_index and part.start is not None:
+                    meta["start_index"] = part.start
+                yield Document(
+                    page_content=self._page_content(part.chunk), metadata=meta, id=part.chunk.chunk_id
+                )
 
     def _page_content(self, chunk: Chunk) -> str:
         return chunk.text.strip() if self._strip_whitespace else chunk.text

@@ -17,7 +17,6 @@ from llama_index.core.utils import get_tokenizer, get_tqdm_iterable
 from procedure_rag import (
     DEFAULT_DROP_KINDS,
     STRUCTURAL_KEYS,
-    Chunk,
     ChunkerOptions,
     ChunkLevel,
     ElementKind,
@@ -27,6 +26,7 @@ from procedure_rag import (
 from procedure_rag._core_api import (
     DEFAULT_MAX_INPUT_CHARS,
     DEFAULT_MAX_JSON_DEPTH,
+    DocumentChunk,
     RecordGroup,
     iter_document_chunks,
     iter_record_groups,
@@ -108,9 +108,18 @@ class ProcedureNodeParser(NodeParser):
     Unstructured reader that splits by element) are read together: each run of them
     from one file (``source``/``file_path``/``filename``) is one document whose nodes
     carry pages and boxes and the metadata the run shares; their ``SOURCE`` is the
-    run's first node's source. Other nodes are parsed one by one; with
-    ``source_format="auto"`` a ``source_format`` metadata key or the suffix of
-    ``source``/``file_path`` (``.md``, ``.html``, ``.rst``…) says how to read them.
+    run's first node's source. Page documents of one file (``SimpleDirectoryReader``'s
+    PDF reader: ``page_label`` and ``file_path``; ``page_number``) are read together in
+    page order, so that a procedure crossing a page break stays whole: each node
+    carries the metadata of the page it starts on with ``page`` (1-based) and
+    ``pages``, that page is its ``SOURCE``, and ``start_char_idx`` is an offset into
+    its text (``end_char_idx`` too, or ``None`` when the node ends on a later page).
+    The source id of such a run is its file. Other nodes are parsed one by one. A
+    node's text is what gets read, never a path in its metadata; with
+    ``source_format="auto"`` a ``source_format`` metadata key names the format, else
+    the text tells it, the suffix of ``source``/``file_path`` only confirming it
+    (``.pdf``, ``.docx``: extracted text; ``.md``, ``.html``, ``.rst``: that markup
+    when the text is such markup).
 
     Raises:
         ValueError: On construction, for options the core rejects (the message is
@@ -225,28 +234,23 @@ class ProcedureNodeParser(NodeParser):
         return nodes
 
     def _nodes_of(self, group: RecordGroup[BaseNode]) -> list[TextNode]:
-        """Return the nodes of one input node (or run of element nodes), relationships set."""
-        node = group.items[0]
-        source = node.source_node or node.as_related_node_info()
-        document_metadata = group.metadata if self.include_metadata else None
+        """Return the nodes of one input node (or run of element or page nodes), relationships set."""
         chunks = iter_document_chunks(
             self._chunker,
+            group.kind,
             [
-                (n.get_content(), _element_metadata(n) if group.element_wise else n.metadata)
+                (n.get_content(), _element_metadata(n) if group.kind == "elements" else n.metadata)
                 for n in group.items
             ],
-            element_wise=group.element_wise,
-            source_id=group.source if group.element_wise else _source_id(node),
-        )
-        excluded = (
-            _merged(node.excluded_embed_metadata_keys, _EMBED_EXCLUDED),
-            _merged(node.excluded_llm_metadata_keys, _LLM_EXCLUDED),
+            metadata=group.metadata,
+            source_id=group.source if group.kind != "text" else _source_id(group.items[0]),
         )
         # Each chunk is let go once its node is built; only its place in the tree is kept.
         built: dict[str, TextNode] = {}
         links: list[tuple[str, ChunkLevel, str | None, tuple[str, ...]]] = []
-        for c in chunks:
-            built[c.chunk_id] = self._text_node(c, node, document_metadata, source, excluded)
+        for part in chunks:
+            c = part.chunk
+            built[c.chunk_id] = self._text_node(part, group.items[part.document])
             links.append((c.chunk_id, c.level, c.parent_id, c.child_ids))
         related = _RelatedInfo()
         for chunk_id, level, parent_id, child_ids in links:
@@ -261,30 +265,24 @@ class ProcedureNodeParser(NodeParser):
                 _link_neighbours([built[cid] for cid, level, _, _ in links if level is kind], related)
         return list(built.values())
 
-    def _text_node(
-        self,
-        chunk: Chunk,
-        node: BaseNode,
-        document_metadata: dict[str, Any] | None,
-        source: RelatedNodeInfo,
-        excluded: tuple[list[str], list[str]],
-    ) -> TextNode:
-        spans = chunk.source_spans
+    def _text_node(self, part: DocumentChunk, node: BaseNode) -> TextNode:
+        """The node of one chunk; ``node`` is the input node it starts in (its ``SOURCE``)."""
+        chunk = part.chunk
         # ``text_template`` lives on TextNode and Document, not on BaseNode.
         text_template = getattr(node, "text_template", None)
         templates = {"text_template": text_template} if isinstance(text_template, str) else {}
         return TextNode(
             id_=chunk.chunk_id,
             text=chunk.text,
-            metadata=chunk_metadata(chunk, document_metadata),
-            # Copies: each node owns its lists, as when every node merged them itself.
-            excluded_embed_metadata_keys=list(excluded[0]),
-            excluded_llm_metadata_keys=list(excluded[1]),
+            metadata=chunk_metadata(chunk, part.metadata if self.include_metadata else None),
+            # Each node owns its lists, as when every node merged them itself.
+            excluded_embed_metadata_keys=_merged(node.excluded_embed_metadata_keys, _EMBED_EXCLUDED),
+            excluded_llm_metadata_keys=_merged(node.excluded_llm_metadata_keys, _LLM_EXCLUDED),
             metadata_separator=node.metadata_separator,
             metadata_template=node.metadata_template,
-            start_char_idx=spans[0].start if spans else None,
-            end_char_idx=spans[-1].end if spans else None,
-            relationships={NodeRelationship.SOURCE: source},
+            start_char_idx=part.start,
+            end_char_idx=part.end,
+            relationships={NodeRelationship.SOURCE: node.source_node or node.as_related_node_info()},
             **templates,
         )
 

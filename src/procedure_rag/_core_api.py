@@ -21,7 +21,12 @@ from procedure_rag._chroma.queries import chroma_search, cosine_from_relevance
 
 # Chunking: framework documents (element lists such as Unstructured's) grouped into sources,
 # the token length, and the input bounds the splitter and node parser check.
-from procedure_rag._chunking.framework_documents import RecordGroup, iter_document_chunks, iter_record_groups
+from procedure_rag._chunking.framework_documents import (
+    DocumentChunk,
+    RecordGroup,
+    iter_document_chunks,
+    iter_record_groups,
+)
 from procedure_rag._chunking.lengths import ordinary_first, tiktoken_encoding
 from procedure_rag._chunking.options import DEFAULT_MAX_INPUT_CHARS, DEFAULT_MAX_JSON_DEPTH
 
@@ -76,6 +81,7 @@ __all__ = [
     "ChromaTarget",
     "ChunkStore",
     "CollectionBackend",
+    "DocumentChunk",
     "EmbeddingIdentity",
     "EmbeddingMismatchError",
     "ForeignDocstore",

@@ -1,35 +1,61 @@
 """Framework documents (LangChain ``Document``s, LlamaIndex nodes) grouped into sources and chunked.
 
-Unstructured loaders give one framework document per element
-(``UnstructuredLoader(mode="elements")``, LlamaIndex's ``UnstructuredReader``); other
-loaders give one document per file. :func:`iter_record_groups` groups a stream of
-them: each run of element documents of one file becomes one source, read by the
-Unstructured reader (:func:`procedure_rag._readers.unstructured.iter_records`);
-every other document stands alone. :func:`iter_document_chunks` chunks one group.
-Both adapters call these two, so that they group and read documents alike.
+A framework document's text is what gets read: a path in its metadata is never
+opened. Loaders give three shapes, and :func:`iter_record_groups` tells them apart:
+
+* one document per Unstructured element (``UnstructuredLoader(mode="elements")``,
+  LlamaIndex's ``UnstructuredReader``): each run of them from one file is one source,
+  read by the Unstructured reader (:func:`procedure_rag._readers.unstructured.iter_records`);
+* one document per page (``PyPDFLoader``, ``PyMuPDFLoader``, ``PDFPlumberLoader``,
+  ``SimpleDirectoryReader``'s PDF reader, Textract, Document Intelligence, LlamaParse by
+  page): each run of them from one file, pages in order, is one source, read as its
+  pages joined by form feeds (:class:`PagedText`), so a procedure crossing a page
+  break stays whole and every chunk knows its pages;
+* one document per file: it stands alone.
+
+:func:`iter_document_chunks` chunks one group and says what each chunk's framework
+document carries. Both adapters call these two, so that they group and read alike.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeGuard, TypeVar
 
-from procedure_rag._readers.registry import FORMATS, SUFFIXES, check_size
+from procedure_rag._chunking.chunker import validate_text
+from procedure_rag._language.lexicons import detect_language
+from procedure_rag._readers.registry import (
+    EXTRACTED_SUFFIXES,
+    FILE_FORMATS,
+    FORMATS,
+    TEXT_FORMATS,
+    PagedText,
+    check_size,
+    detect_text_format,
+    iter_paged_text,
+    iter_text,
+)
 from procedure_rag._readers.unstructured import ELEMENT_METADATA_KEYS, is_element_metadata, iter_records
 
 if TYPE_CHECKING:
     from procedure_rag._chunking.chunker import ProcedureChunker
-    from procedure_rag._types import Chunk
+    from procedure_rag._types import Chunk, LayoutElement
 
-__all__ = ["RecordGroup", "format_hint", "iter_document_chunks", "iter_record_groups"]
+__all__ = ["DocumentChunk", "GroupKind", "RecordGroup", "iter_document_chunks", "iter_record_groups"]
 
 _T = TypeVar("_T")
 
 #: Metadata keys naming the file a document came from, in order of preference.
 _SOURCE_KEYS = ("source", "file_path", "filename")
+
+#: How a group's documents are read: Unstructured elements of one file, pages of one
+#: file, or one whole text.
+GroupKind = Literal["elements", "pages", "text"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,19 +63,48 @@ class RecordGroup(Generic[_T]):
     """Consecutive framework documents read as one source.
 
     Attributes:
-        items: The documents, in order.
-        element_wise: True for a run of Unstructured element documents of one file;
-            False for one whole-text document.
+        items: The documents, in order (a page run's in page order).
+        kind: ``"elements"`` for a run of Unstructured element documents of one file,
+            ``"pages"`` for a run of page documents of one file, ``"text"`` for one
+            whole-text document.
         source: The file they came from (``source``, ``file_path`` or ``filename``
             metadata), when stated.
         metadata: Metadata every document of the group shares, element-only keys
-            (:data:`ELEMENT_METADATA_KEYS`) left out; a whole-text document's own.
+            (:data:`ELEMENT_METADATA_KEYS`) and page keys left out; a whole-text
+            document's own.
     """
 
     items: tuple[_T, ...]
-    element_wise: bool
+    kind: GroupKind
     source: str | None
     metadata: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentChunk:
+    """A chunk of a group, with what its framework document carries besides the chunk's keys.
+
+    Attributes:
+        chunk: The chunk. For a page run, its spans (``source_spans``,
+            ``context_spans``) point into the pages joined by form feeds
+            (:class:`PagedText`), and its ``page`` is the page it starts on.
+        document: Index in the group's documents of the one the chunk starts on.
+        metadata: The document metadata the chunk carries (before
+            :func:`procedure_rag.chunk_metadata` adds its own keys): a page run's chunk
+            has the metadata of the page it starts on and ``pages``, the JSON list of
+            the pages it covers; an element run's, the metadata its elements share; a
+            whole-text document's, its own.
+        start: Offset in that document's text of the first source character the
+            chunk covers (``start_index``, ``start_char_idx``); ``None`` without spans.
+        end: Offset in that document's text where the chunk's last span ends
+            (``end_char_idx``); ``None`` without spans, or when it ends on a later page.
+    """
+
+    chunk: Chunk
+    document: int
+    metadata: dict[str, Any]
+    start: int | None
+    end: int | None
 
 
 def _source_of(metadata: Mapping[str, Any]) -> str | None:
@@ -60,103 +115,256 @@ def _source_of(metadata: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _shared(metadatas: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def _shared(metadatas: Sequence[Mapping[str, Any]], *, leave_out: frozenset[str]) -> dict[str, Any]:
     first = metadatas[0]
     return {
         key: value
         for key, value in first.items()
-        if key not in ELEMENT_METADATA_KEYS and all(key in m and m[key] == value for m in metadatas[1:])
+        if key not in leave_out and all(key in m and m[key] == value for m in metadatas[1:])
     }
+
+
+#: The keys page-wise loaders number their pages by.
+_PAGE_KEYS = frozenset({"page", "page_label", "page_number"})
+
+
+def _is_int(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _page_of(metadata: Mapping[str, Any]) -> tuple[str, int | None] | None:
+    """``(key, 1-based page)`` of a page document, ``None`` for any other document.
+
+    ``page_number`` (Unstructured) counts from 1. ``page`` counts from 0 beside
+    ``total_pages`` (LangChain's PDF parsers: PyPDF, PyMuPDF, PDFPlumber, PyPDFium2,
+    which write both) and from 1 without it (Textract, Document Intelligence).
+    ``page_label`` (LlamaIndex's PDF reader) is the label the PDF prints: a number
+    when it is one, else ``None``. A document needs a source to be a page of it.
+    """
+    if _source_of(metadata) is None or is_element_metadata(metadata):
+        return None
+    number = metadata.get("page_number")
+    if _is_int(number):
+        return "page_number", number
+    page = metadata.get("page")
+    if _is_int(page):
+        return "page", page + 1 if "total_pages" in metadata else page
+    label = metadata.get("page_label")
+    if isinstance(label, str) and label.strip():
+        return "page_label", int(label) if label.strip().isdecimal() else None
+    return None
+
+
+def _continues(
+    run: Sequence[Mapping[str, Any]], meta: Mapping[str, Any], page: tuple[str, int | None]
+) -> bool:
+    """Whether a page document goes on the run of pages before it (same file, key, later page)."""
+    last = run[-1]
+    before = _page_of(last)
+    if before is None or before[0] != page[0] or _source_of(last) != _source_of(meta):
+        return False
+    # Numbered pages only go forward; a label that is no number (i, ii) goes on the run.
+    return before[1] is None or page[1] is None or page[1] > before[1]
 
 
 def iter_record_groups(
     items: Iterable[_T], metadata: Callable[[_T], Mapping[str, Any]]
 ) -> Iterator[RecordGroup[_T]]:
-    """Group framework documents: runs of element documents of one file, and whole-text ones.
+    """Group framework documents: runs of element documents, runs of pages, and whole-text ones.
 
     Args:
         items: Documents (or nodes) in order.
         metadata: Gives an item's metadata.
 
     Yields:
-        One group per run of consecutive element documents with the same source, and
+        One group per run of consecutive element documents with the same source, one
+        per run of consecutive page documents of one source and page key whose pages go
+        forward (see :func:`_page_of`; a repeated or earlier page starts a new run), and
         one per other document, in input order.
     """
     run: list[_T] = []
     run_meta: list[Mapping[str, Any]] = []
+    run_kind: GroupKind = "text"
 
     def flush() -> Iterator[RecordGroup[_T]]:
         if run:
-            yield RecordGroup(tuple(run), True, _source_of(run_meta[0]), _shared(run_meta))
+            leave_out = ELEMENT_METADATA_KEYS if run_kind == "elements" else _PAGE_KEYS
+            yield RecordGroup(
+                tuple(run), run_kind, _source_of(run_meta[0]), _shared(run_meta, leave_out=leave_out)
+            )
             run.clear()
             run_meta.clear()
 
     for item in items:
         meta = metadata(item)
-        if is_element_metadata(meta):
-            if run_meta and _source_of(run_meta[0]) != _source_of(meta):
-                yield from flush()
-            run.append(item)
-            run_meta.append(meta)
+        page = _page_of(meta)
+        kind: GroupKind = "elements" if is_element_metadata(meta) else "pages" if page is not None else "text"
+        if kind == "text":
+            yield from flush()
+            yield RecordGroup((item,), "text", _source_of(meta), dict(meta))
             continue
-        yield from flush()
-        yield RecordGroup((item,), False, _source_of(meta), dict(meta))
+        if run and (
+            kind != run_kind
+            or (kind == "elements" and _source_of(run_meta[0]) != _source_of(meta))
+            or (page is not None and not _continues(run_meta, meta, page))
+        ):
+            yield from flush()
+        run_kind = kind
+        run.append(item)
+        run_meta.append(meta)
     yield from flush()
 
 
-def format_hint(metadata: Mapping[str, Any]) -> tuple[str, str | None]:
-    """The format a whole-text document's metadata names: ``(source_format, suffix)``.
+def _named_format(chunker: ProcedureChunker, metadata: Mapping[str, Any]) -> str | None:
+    """The format the user named: the chunker's option, else a ``source_format`` metadata key."""
+    named = chunker.options.source_format
+    if named == "auto":
+        value = metadata.get("source_format")
+        named = value if isinstance(value, str) and value in FORMATS else "auto"
+    return None if named == "auto" else named
 
-    A ``source_format`` key naming one of :data:`procedure_rag.FORMATS` wins; else
-    the suffix of ``source``, ``file_path`` or ``filename`` when it is a known one
-    (``".rst"``); else ``("auto", None)``.
-    """
-    named = metadata.get("source_format")
-    if isinstance(named, str) and named in FORMATS:
-        return named, None
+
+def _text_of_files(fmt: str | None) -> str | None:
+    """``fmt``, a file format (``"pdf"``) being the text extracted from such a file: ``"text"``."""
+    return "text" if fmt in FILE_FORMATS else fmt
+
+
+def _suffix(metadata: Mapping[str, Any]) -> str | None:
     source = _source_of(metadata)
-    suffix = PurePath(source).suffix.lower() if source else ""
-    return ("auto", suffix) if suffix in SUFFIXES else ("auto", None)
+    return PurePath(source).suffix.lower() if source else None
 
 
 def iter_document_chunks(
     chunker: ProcedureChunker,
+    kind: GroupKind,
     documents: Sequence[tuple[str, Mapping[str, Any]]],
     *,
-    element_wise: bool,
+    metadata: Mapping[str, Any],
     source_id: str | None,
-) -> Iterator[Chunk]:
+) -> Iterator[DocumentChunk]:
     """Yield the chunks of one group of framework documents (see :func:`iter_record_groups`).
+
+    A document's text is read, never a path its metadata names. Its format is the one
+    the user named (the chunker's ``source_format``, else a ``source_format`` metadata
+    key; a file format such as ``"pdf"`` means text extracted from such a file, read as
+    ``"text"``), else the text's own, its source's suffix a hint
+    (:func:`~procedure_rag._readers.registry.detect_text_format`: ``.pdf``, ``.docx``…
+    mean extracted text; ``.html``, ``.md``, ``.rst`` count only when the text is such
+    markup).
 
     Args:
         chunker: The chunker to use.
-        documents: ``(text, metadata)`` of the group's documents.
-        element_wise: Read the documents as the Unstructured elements of one source
-            (:func:`iter_records`). Otherwise ``documents`` is one whole-text
-            document, read as the chunker's ``source_format`` when the user named
-            one, else as its metadata names it (:func:`format_hint`), else as the
-            text itself says.
+        kind: The group's kind (:attr:`RecordGroup.kind`).
+        documents: ``(text, metadata)`` of the group's documents, in the group's order.
+        metadata: The group's shared metadata (:attr:`RecordGroup.metadata`).
         source_id: Id of the source; ``None`` hashes the texts.
 
     Raises:
         ValueError: For unusable text or records (:class:`ReaderError` names the record),
-            or documents over the options' ``max_input_chars`` (an element-wise group
-            counts the characters of all its elements).
+            or documents over the options' ``max_input_chars`` (an element or page run
+            counts the characters of all its documents).
     """
-    if element_wise:
+    if kind == "pages":
+        yield from _page_chunks(chunker, documents, source_id=source_id)
+        return
+    if kind == "elements":
         check_size(sum(len(text) for text, _ in documents), chunker.options.max_input_chars)
-        sid = (
-            source_id
-            or "sha1:"
-            + hashlib.sha1(  # noqa: S324 - an id, not security
-                "\x1e".join(text for text, _ in documents).encode("utf-8")
-            ).hexdigest()[:16]
+        sid = source_id or _hashed("\x1e".join(text for text, _ in documents))
+        for chunk in chunker.iter_chunks_from_elements(iter_records(documents, source_id=sid), source_id=sid):
+            yield _whole(chunk, metadata)
+        return
+    ((text, own),) = documents
+    named = _named_format(chunker, own)
+    fmt = _text_of_files(named) or detect_text_format(text, suffix=_suffix(own))
+    if fmt == "text" and (named in FILE_FORMATS or _suffix(own) in EXTRACTED_SUFFIXES):
+        # A file's extracted text in one document (PyPDFLoader(mode="single")): read as pages are.
+        options = chunker.options.reader_options
+        chunks = _extracted_chunks(
+            chunker, text, source_id, lambda sid: iter_text(text, source_id=sid, fmt="text", options=options)
         )
-        yield from chunker.iter_chunks_from_elements(iter_records(documents, source_id=sid), source_id=sid)
+    else:
+        chunks = chunker.iter_chunks_from_source(text, source_id=source_id, source_format=fmt)
+    for chunk in chunks:
+        yield _whole(chunk, metadata)
+
+
+def _hashed(text: str) -> str:
+    return "sha1:" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]  # noqa: S324 - an id, not security
+
+
+def _whole(chunk: Chunk, metadata: Mapping[str, Any]) -> DocumentChunk:
+    spans = chunk.source_spans
+    return DocumentChunk(
+        chunk, 0, dict(metadata), spans[0].start if spans else None, spans[-1].end if spans else None
+    )
+
+
+def _page_chunks(
+    chunker: ProcedureChunker, documents: Sequence[tuple[str, Mapping[str, Any]]], *, source_id: str | None
+) -> Iterator[DocumentChunk]:
+    """The chunks of a run of pages, read as one text: the pages joined by form feeds."""
+    metas = [meta for _, meta in documents]
+    paged = PagedText.join([text for text, _ in documents], _page_numbers(metas))
+    options = chunker.options.reader_options
+    fmt = _text_of_files(_named_format(chunker, metas[0])) or detect_text_format(
+        paged.text, suffix=_suffix(metas[0])
+    )
+    if fmt not in TEXT_FORMATS:
+        fmt = "text"  # page texts are text, whatever the first page looks like
+    chunks = _extracted_chunks(
+        chunker,
+        paged.text,
+        source_id,
+        lambda sid: iter_paged_text(paged, source_id=sid, fmt=fmt, options=options),
+    )
+    for chunk in chunks:
+        spans = chunk.source_spans
+        if not spans:
+            yield DocumentChunk(chunk, 0, dict(metas[0]), None, None)
+            continue
+        first = paged.index_at(spans[0].start)
+        last = paged.index_at(max(spans[-1].end - 1, spans[-1].start))
+        covered = sorted({paged.numbers[i] for span in spans for i in _indexes(paged, span.start, span.end)})
+        offset = paged.starts[first]
+        yield DocumentChunk(
+            chunk,
+            first,
+            {**metas[first], "pages": json.dumps(covered, separators=(",", ":"))},
+            spans[0].start - offset,
+            spans[-1].end - offset if last == first else None,
+        )
+
+
+def _extracted_chunks(
+    chunker: ProcedureChunker,
+    text: str,
+    source_id: str | None,
+    elements: Callable[[str], Iterable[LayoutElement]],
+) -> Iterator[Chunk]:
+    """:meth:`ProcedureChunker.iter_chunks` for text a loader extracted: ``elements(source_id)`` read it.
+
+    Not a file decoded as text: a NUL there is a glyph the PDF maps to no character
+    (pypdf's, for some step numbers), kept as the PDF reader keeps it, not refused as binary.
+    """
+    validate_text(text.replace("\x00", " "), max_chars=chunker.options.max_input_chars)
+    if not text.replace("\f", "").strip():
         return
-    ((text, metadata),) = documents
-    if chunker.options.source_format != "auto":
-        yield from chunker.iter_chunks(text, source_id=source_id)
-        return
-    fmt, suffix = format_hint(metadata)
-    yield from chunker.iter_chunks_from_source(text, source_id=source_id, source_format=fmt, suffix=suffix)
+    sid = source_id or _hashed(text)
+    language = chunker.options.language
+    language = detect_language(text) if language == "auto" else language
+    yield from chunker.iter_chunks_from_elements(
+        elements(sid), source_id=sid, language=language, source_text=text
+    )
+
+
+def _page_numbers(metas: Sequence[Mapping[str, Any]]) -> list[int]:
+    """The pages' 1-based numbers: their own, or 1, 2, 3 for labels that do not number them in order."""
+    numbers = [page[1] if (page := _page_of(meta)) is not None else None for meta in metas]
+    known = [n for n in numbers if n is not None]
+    if len(known) == len(numbers) and all(a < b for a, b in pairwise(known)):
+        return known
+    return list(range(1, len(metas) + 1))
+
+
+def _indexes(paged: PagedText, start: int, end: int) -> range:
+    return range(paged.index_at(start), paged.index_at(max(end - 1, start)) + 1)

@@ -32,7 +32,7 @@ from procedure_rag._types import ElementKind, LayoutElement, Span
 if TYPE_CHECKING:
     from pyromark.event import Range
 
-__all__ = ["iter_markdown", "looks_like_markdown", "read_markdown"]
+__all__ = ["bears_markdown", "iter_markdown", "looks_like_markdown", "read_markdown"]
 
 #: Containers kept whole, and the element kind each becomes.
 _OPAQUE = {
@@ -73,6 +73,8 @@ _MARKDOWN_SIGNS = re.compile(
     r"^(?:#{1,6}\s|```|~~~|>\s|\s*[-*+]\s(?!\s*\d{1,4}\s*-\s*$)|\s*\d{1,9}[.)]\s|\|.*\|\s*$|---\s*$)",
     re.MULTILINE,
 )
+# Inline Markdown: a link or picture target, a code span, strong emphasis.
+_INLINE_SIGN = re.compile(r"\]\([^)\s]+\)|`[^`\n]+`|\*\*[^*\n]+\*\*|__[^_\n]+__")
 _LINE_INDENT = " \t\u3000"
 
 
@@ -84,6 +86,16 @@ def looks_like_markdown(text: str, *, sample: int = 10_000) -> bool:
     signs = len(_MARKDOWN_SIGNS.findall(head))
     lines = head.count("\n") + 1
     return signs >= 2 and signs * 20 >= min(lines, 2000) // 10
+
+
+def bears_markdown(text: str, *, sample: int = 10_000) -> bool:
+    """Whether ``text`` holds any sign of Markdown: a Markdown-only line, a link, a code span, emphasis.
+
+    Weaker evidence than :func:`looks_like_markdown`, for text whose file name already
+    says Markdown (``.md``): one sign confirms it.
+    """
+    head = text[:sample]
+    return _MARKDOWN_SIGNS.search(head) is not None or _INLINE_SIGN.search(head) is not None
 
 
 def _clean_block(raw: str) -> str:

@@ -22,15 +22,12 @@ from __future__ import annotations
 import io
 import os
 import re
-from bisect import bisect_right
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import IO, TYPE_CHECKING
 
 from procedure_rag._errors import ReaderError
 from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
-from procedure_rag._readers.plaintext import iter_plain_text
-from procedure_rag._readers.registry import Source
+from procedure_rag._readers.registry import PagedText, Source, iter_paged_text
 from procedure_rag._types import LayoutElement
 
 if TYPE_CHECKING:
@@ -64,9 +61,8 @@ def read_pdf(source: PdfSource, *, source_id: str, options: ReaderOptions = DEFA
             (record ``"page N"``).
         ImportError: When pypdf is not installed.
     """
-    pages = extract_pdf_text(source)
-    text = "\f".join(pages)
-    return Source(_FORMAT, list(_with_pdf_pages(text, pages, source_id, options)), text)
+    paged = PagedText.join(extract_pdf_text(source))
+    return Source(_FORMAT, list(iter_paged_text(paged, source_id=source_id, options=options)), paged.text)
 
 
 def iter_pdf(
@@ -149,21 +145,3 @@ def _page_text(page: PageObject) -> str:
         indent = _INDENT.match(line)
         lines.append((indent.group() if indent else "") + next(taken))
     return "\n".join(lines).strip("\n")
-
-
-def _with_pdf_pages(
-    text: str, pages: list[str], source_id: str, options: ReaderOptions
-) -> Iterator[LayoutElement]:
-    """The plain-text reader's elements with ``page`` set to the PDF page they start on."""
-    starts = []
-    offset = 0
-    for page_text in pages:
-        starts.append(offset)
-        offset += len(page_text) + 1
-    for el in iter_plain_text(text, source_id=source_id, options=options):
-        position = el.span.start if el.span is not None else 0
-        page = bisect_right(starts, position)
-        hints = el.hints
-        if el.page is not None and el.page != page:
-            hints = (*hints, ("printed_page", str(el.page)))
-        yield replace(el, page=page, hints=hints)

@@ -25,8 +25,9 @@ from __future__ import annotations
 import importlib
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from bisect import bisect_right
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import cast
 
@@ -36,14 +37,19 @@ from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._types import LayoutElement
 
 __all__ = [
+    "EXTRACTED_SUFFIXES",
+    "FILE_FORMATS",
     "FORMATS",
     "LAYOUT_FORMATS",
     "SUFFIXES",
     "TEXT_FORMATS",
+    "PagedText",
     "ReaderEntry",
     "Source",
     "decode_text",
     "detect_format",
+    "detect_text_format",
+    "iter_paged_text",
     "iter_text",
     "read_source",
     "reader",
@@ -113,11 +119,34 @@ _READERS: Mapping[str, ReaderEntry] = {
 TEXT_FORMATS = tuple(name for name, entry in _READERS.items() if entry.takes == "text")
 #: Formats whose source is a layout parser's output; their elements carry pages and boxes.
 LAYOUT_FORMATS = tuple(name for name, entry in _READERS.items() if entry.takes == "layout")
+#: Formats read whole from a file (bytes or a path), with the text they extract.
+FILE_FORMATS = tuple(name for name, entry in _READERS.items() if entry.takes == "file")
 #: Every format name a user may give, besides ``"auto"``.
 FORMATS = tuple(_READERS)
 
 #: File suffixes and the format they mean.
 SUFFIXES: Mapping[str, str] = {suffix: name for name, entry in _READERS.items() for suffix in entry.suffixes}
+
+
+#: Suffixes of binary files whose text a loader extracts: that text is never markup. PDF's
+#: is here because a loader's page text is not the file (:data:`FILE_FORMATS` read files).
+EXTRACTED_SUFFIXES = frozenset(
+    {
+        *(suffix for entry in _READERS.values() if entry.takes == "file" for suffix in entry.suffixes),
+        *(".doc", ".docx", ".odt", ".rtf", ".xls", ".xlsx", ".ods", ".ppt", ".pptx", ".odp"),
+    }
+)
+#: Known HTML element names, for telling an HTML fragment from text that names a tag in passing.
+_HTML_TAG = re.compile(
+    r"</?(?:html|head|body|div|span|p|br|hr|a|img|ul|ol|li|dl|dt|dd|h[1-6]|table|thead|tbody|tr|th|td"
+    r"|section|article|nav|main|header|footer|aside|pre|code|strong|em|b|i|blockquote|figure|figcaption"
+    r"|kbd|details|summary)(?:\s[^<>]*)?/?>",
+    re.IGNORECASE,
+)
+#: Tags that make a text HTML: one may be a tag named in passing.
+_MIN_HTML_TAGS = 2
+#: A reST section title's underline (three or more of one punctuation character under a text line).
+_RST_UNDERLINE = re.compile(r"^[^\s].*\n([=\-~^\"'`#*+:.])\1{2,}[ \t]*$", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +226,40 @@ def _text_format(text: str) -> str:
     if _looks_like_rst(text[:20000]):
         return "rst"
     return "markdown" if looks_like_markdown(text) else "text"
+
+
+def detect_text_format(text: str, *, suffix: str | None = None) -> str:
+    """Name the format of a text a loader gave (a framework document's content), ``suffix`` a hint.
+
+    Unlike :func:`detect_format`, the content decides and the suffix only confirms:
+    the suffix of a binary file (:data:`EXTRACTED_SUFFIXES`: ``.pdf``, ``.docx``,
+    ``.xlsx``…) means text extracted from it, read as ``"text"``; a markup suffix
+    (``.html``, ``.md``, ``.rst``) names its format only when the text bears that
+    markup's signs (two tags; one Markdown heading, list line, fence, link, code span or
+    emphasis; a reST directive, role or title underline), since a loader may have
+    extracted the text already;
+    any other suffix (``.txt``) names its format; else the text tells it.
+
+    Returns:
+        One of :data:`FORMATS`, never one of :data:`FILE_FORMATS`.
+    """
+    suffix = (suffix or "").lower()
+    if suffix in EXTRACTED_SUFFIXES:
+        return "text"
+    hinted = SUFFIXES.get(suffix)
+    sniffed = _text_format(text)
+    if hinted is None or hinted == sniffed:
+        return sniffed
+    if hinted == "html":
+        return hinted if len(_HTML_TAG.findall(text[:20000])) >= _MIN_HTML_TAGS else sniffed
+    if hinted == "rst":
+        head = text[:20000]
+        return hinted if "\n.. " in head or ":`" in head or _RST_UNDERLINE.search(head) else sniffed
+    if hinted == "markdown":
+        from procedure_rag._readers.markdown import bears_markdown  # noqa: PLC0415 - import cycle
+
+        return hinted if sniffed == "text" and bears_markdown(text) else sniffed
+    return hinted
 
 
 def _looks_like_rst(head: str) -> bool:
@@ -462,3 +525,52 @@ def read_source(
     elements = list(reader(fmt)(source, source_id=source_id, options=options))
     text = source if isinstance(source, str) and entry.takes == "text" else ""
     return Source(fmt, elements, text)
+
+
+@dataclass(frozen=True, slots=True)
+class PagedText:
+    r"""Pages of text joined into one text by form feeds (``"\f"``), in page order.
+
+    Attributes:
+        text: The pages joined by ``"\f"``; a form feed inside a page became a line
+            break (one character for one, so offsets into a page stay offsets into it).
+        starts: Where each page starts in ``text``.
+        numbers: Each page's 1-based page number.
+    """
+
+    text: str
+    starts: tuple[int, ...]
+    numbers: tuple[int, ...]
+
+    @classmethod
+    def join(cls, pages: Sequence[str], numbers: Sequence[int] | None = None) -> PagedText:
+        """Join ``pages``; ``numbers`` (one per page) default to 1, 2, 3 and so on."""
+        cleaned = [page.replace("\f", "\n") for page in pages]
+        starts: list[int] = []
+        offset = 0
+        for page in cleaned:
+            starts.append(offset)
+            offset += len(page) + 1
+        return cls("\f".join(cleaned), tuple(starts), tuple(numbers or range(1, len(pages) + 1)))
+
+    def index_at(self, offset: int) -> int:
+        """The index of the page holding ``offset`` of :attr:`text` (a page break: the page it ends)."""
+        return max(0, bisect_right(self.starts, offset) - 1)
+
+
+def iter_paged_text(
+    paged: PagedText, *, source_id: str, fmt: str = "text", options: ReaderOptions = DEFAULT_READER_OPTIONS
+) -> Iterator[LayoutElement]:
+    """Yield the elements of paged text, each one's ``page`` the number of the page it starts on.
+
+    The reader of the text format ``fmt`` reads :attr:`PagedText.text` (the plain-text
+    reader also finds the page breaks there); a page number it read from the page
+    itself (a footer's ``- 12 -``) that differs is kept as the hint ``printed_page``.
+    No size limit is checked here: the caller checks the joined text.
+    """
+    for el in reader(fmt)(paged.text, source_id=source_id, options=options):
+        page = paged.numbers[paged.index_at(el.span.start if el.span is not None else 0)]
+        hints = el.hints
+        if el.page is not None and el.page != page:
+            hints = (*hints, ("printed_page", str(el.page)))
+        yield replace(el, page=page, hints=hints)
