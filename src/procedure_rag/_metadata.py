@@ -32,6 +32,7 @@ __all__ = [
     "document_value",
     "is_filter_key",
     "read_metadata",
+    "same_metadata",
 ]
 
 #: Keys whose values are JSON strings.
@@ -345,3 +346,8 @@ def _bbox(coords: list[float], page_size: list[Any] | None) -> BBox:
         return BBox(left, top, right, bottom)
     width, height, unit = page_size
     return BBox(left, top, right, bottom, width, height, unit)
+
+
+def same_metadata(a: Mapping[str, object], b: Mapping[str, object]) -> bool:
+    """Equal metadata, where ``1`` and ``True`` differ (a filter on ``True`` misses ``1``)."""
+    return json.dumps(dict(a), sort_keys=True) == json.dumps(dict(b), sort_keys=True)

@@ -16,7 +16,6 @@ with :class:`EmbeddingMismatchError` before anything is read or written.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from procedure_rag._metadata import same_metadata
 from procedure_rag._models.identity import EmbeddingIdentity, EmbeddingMismatchError
 
 __all__ = [
@@ -268,7 +268,7 @@ def _upsert_batch(collection: Any, records: _Records) -> list[list[float]]:  # n
             written.append(position)
             continue
         result[position] = [float(x) for x in old[2]]
-        if not _same_metadata(old[1], metadatas[position]):
+        if not same_metadata(old[1], metadatas[position]):
             changed.append(position)
 
     def replacing(position: int) -> dict[str, Any]:
@@ -293,11 +293,6 @@ def _same_vector(stored: Sequence[float], new: Sequence[float]) -> bool:
     a = np.asarray(stored, dtype=np.float32)
     b = np.asarray(new, dtype=np.float32)
     return a.shape == b.shape and bool(np.max(np.abs(a - b), initial=0.0) <= _SAME_VECTOR)
-
-
-def _same_metadata(stored: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
-    """Equal metadata, where ``1`` and ``True`` differ (a filter on ``True`` misses ``1``)."""
-    return json.dumps(dict(stored), sort_keys=True) == json.dumps(dict(new), sort_keys=True)
 
 
 def read_retrying(read: Callable[[], T]) -> T:

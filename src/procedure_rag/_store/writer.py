@@ -19,12 +19,11 @@ implements over its framework's stores.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Protocol
 
-from procedure_rag._metadata import JSON_KEYS, chunk_from_metadata, is_filter_key
+from procedure_rag._metadata import JSON_KEYS, chunk_from_metadata, is_filter_key, same_metadata
 from procedure_rag._representations.offline.generator import generate_representations
 from procedure_rag._representations.types import Representation
 from procedure_rag._store.chunk_store import ChunkStore, Scalar, StoredChunk
@@ -335,7 +334,7 @@ def _write_source(
         for c in chunks
         if (old := before.get(c.chunk_id)) is not None
         and old.text == c.text
-        and _same(old.metadata, c.metadata)
+        and same_metadata(old.metadata, c.metadata)
     }
     to_write = [r for r in records if r.vector_id not in live or str(r.metadata[id_key]) not in unchanged]
     vectors = {r.vector_id: str(r.metadata[id_key]) for r in records}
@@ -356,11 +355,6 @@ def _write_source(
         vectors_kept=len(records) - len(to_write),
         vectors_removed=len(commit.stale_vectors),
     )
-
-
-def _same(a: Mapping[str, Scalar], b: Mapping[str, Scalar]) -> bool:
-    """Equal metadata, where ``1`` and ``True`` differ (a filter on ``True`` misses ``1``)."""
-    return json.dumps(dict(a), sort_keys=True) == json.dumps(dict(b), sort_keys=True)
 
 
 def _clean(store: ChunkStore, backend: VectorBackend, *, keep: Set[str] = frozenset()) -> int:
