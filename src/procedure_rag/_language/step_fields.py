@@ -155,19 +155,14 @@ def parse_step(
     if extra_caution:
         cautions.append(_plain(extra_caution))
     targets = _ui_targets(element.text, plain, lexicon)
-    return ProcedureStep(
-        number=element.number,
-        text=element.text,
+    return _step(
+        element,
+        parent_number,
         action=action,
         target=targets[0] if targets else "",
         condition=condition,
         result=" ".join(results),
         caution=" ".join(cautions),
-        depth=element.level,
-        parent_number=parent_number,
-        element_id=element.element_id,
-        page=element.page,
-        bbox=element.bbox,
     )
 
 
@@ -182,14 +177,36 @@ def _given_step(
     action = given.get("action", "")
     targets = _ui_targets(action, _plain(action), lexicon) if action else []
     cautions = [c for c in (given.get("caution", ""), _plain(extra_caution) if extra_caution else "") if c]
-    return ProcedureStep(
-        number=element.number,
-        text=element.text,
+    return _step(
+        element,
+        parent_number,
         action=action,
         target=targets[0] if targets else "",
         condition=given.get("condition", ""),
         result=given.get("result", ""),
         caution=" ".join(cautions),
+    )
+
+
+def _step(
+    element: LayoutElement,
+    parent_number: str,
+    *,
+    action: str,
+    target: str,
+    condition: str,
+    result: str,
+    caution: str,
+) -> ProcedureStep:
+    """The step of ``element`` with these fields; number, text, depth and place come from the element."""
+    return ProcedureStep(
+        number=element.number,
+        text=element.text,
+        action=action,
+        target=target,
+        condition=condition,
+        result=result,
+        caution=caution,
         depth=element.level,
         parent_number=parent_number,
         element_id=element.element_id,
