@@ -341,3 +341,17 @@ def test_zip_bomb_limit() -> None:
     small = ProcedureChunker(ChunkerOptions(length_function=len, max_uncompressed_bytes=1000))
     with pytest.raises(ReaderError, match=r"over the limit of 1,000 \(ChunkerOptions.max_uncompressed_bytes"):
         list(small.iter_chunks_from_source(LIBS, source_id="bomb"))
+
+
+def test_a_damaged_numbering_part_is_named() -> None:
+    data = edited(RECOVERY, {"word/numbering.xml": "<w:numbering"})
+    with pytest.raises(ReaderError, match=r"docx record 'word/numbering.xml': bad: the part is damaged"):
+        read_source(data, source_id="bad", fmt="docx")
+
+
+def test_cli_splits_a_docx(capsys: pytest.CaptureFixture[str]) -> None:
+    from procedure_rag._cli.main import main  # noqa: PLC0415 - only this test needs it
+
+    assert main(["split", str(LIBS)]) == 0
+    out = capsys.readouterr().out
+    assert "step ①  使用するデータを用意" in out
