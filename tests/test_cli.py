@@ -284,10 +284,10 @@ ERRORS = [
     ),
     (
         "bad-format",
-        _args("split", "--format", "docx", "x.md"),
+        _args("split", "--format", "pptx", "x.md"),
         2,
-        "procedure-rag: error: --format must be auto or one of markdown, text, html, rst, pdf, xlsx, "
-        "unstructured, docling, azure, google, textract, got 'docx'",
+        "procedure-rag: error: --format must be auto or one of markdown, text, html, rst, pdf, xlsx, docx, "
+        "unstructured, docling, azure, google, textract, got 'pptx'",
     ),
     (
         "chunk-size-not-int",

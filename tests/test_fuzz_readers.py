@@ -523,6 +523,35 @@ def test_truncated_xlsx_gives_a_reader_error(cut: int) -> None:
     assert str(outcome).startswith("xlsx record 'file': fuzz "), outcome
 
 
+@cache
+def docx_bytes() -> bytes:
+    return (DATA / "docx/ja_osaka-u_cf-libs_python-manual.docx").read_bytes()
+
+
+@given(flips=st.lists(st.tuples(st.integers(min_value=0), st.integers(0, 255)), min_size=1, max_size=30))
+@settings(max_examples=30, derandomize=True, **_COMMON)  # type: ignore[arg-type]
+@example(flips=[(0, 0)])  # no longer starts with PK
+@example(flips=[(3000, 0), (3001, 255), (3002, 7)])  # inside a deflated part
+def test_damaged_docx_gives_chunks_or_a_reader_error(flips: list[tuple[int, int]]) -> None:
+    data = bytearray(docx_bytes())
+    for at, byte in flips:
+        data[at % len(data)] = byte
+    outcome = run(bytes(data), "docx")
+    if isinstance(outcome, Exception):
+        assert isinstance(outcome, ReaderError), outcome
+        assert str(outcome).startswith("docx record "), outcome
+
+
+@given(cut=st.integers(min_value=0, max_value=75_614))
+@settings(max_examples=30, derandomize=True, **_COMMON)  # type: ignore[arg-type]
+@example(cut=0)
+@example(cut=75_500)  # the central directory cut off
+def test_truncated_docx_gives_a_reader_error(cut: int) -> None:
+    outcome = run(docx_bytes()[:cut], "docx")
+    assert isinstance(outcome, ReaderError), outcome
+    assert str(outcome).startswith("docx record 'file': fuzz "), outcome
+
+
 # ----- parser JSON: synthetic documents -----------------------------------------------------------
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import zipfile
 from collections.abc import Callable
 
 import pytest
@@ -81,6 +82,26 @@ def _azure() -> dict[str, object]:
     return {"analyzeResult": {"content": "\n".join(STEPS), "pages": pages, "paragraphs": paragraphs}}
 
 
+def _docx(lines: tuple[str, ...]) -> bytes:
+    """A Word document holding ``lines`` as plain paragraphs (numbered by hand), built from its parts."""
+    w = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+    body = "".join(f"<w:p><w:r><w:t>{line}</w:t></w:r></w:p>" for line in lines)
+    main = "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"
+    rel = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument"
+    parts = {
+        "[Content_Types].xml": '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+        f'<Override PartName="/word/document.xml" ContentType="{main}"/></Types>',
+        "_rels/.rels": '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+        f'<Relationship Id="r1" Type="{rel}" Target="word/document.xml"/></Relationships>',
+        "word/document.xml": f'<w:document xmlns:w="{w}"><w:body>{body}</w:body></w:document>',
+    }
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        for name, text in parts.items():
+            zf.writestr(name, text)
+    return out.getvalue()
+
+
 SOURCES: dict[str, Callable[[], object]] = {
     "markdown": lambda: "# Reset\n\n" + "\n".join(STEPS) + "\n",
     "text": lambda: "Reset\n\n" + "\n".join(STEPS) + "\n",
@@ -88,6 +109,7 @@ SOURCES: dict[str, Callable[[], object]] = {
     "rst": lambda: "Reset\n=====\n\n" + "\n".join(STEPS) + "\n",
     "pdf": lambda: _pdf(STEPS),
     "xlsx": lambda: _xlsx(STEPS),
+    "docx": lambda: _docx(STEPS),
     "unstructured": lambda: [
         {"type": "NarrativeText", "element_id": f"e{i}", "text": step, "metadata": {}}
         for i, step in enumerate(STEPS)
@@ -149,11 +171,12 @@ def test_max_json_depth_is_enforced_for_every_layout_format(fmt: str) -> None:
         read_source(SOURCES[fmt](), source_id="reset", fmt=fmt, options=ReaderOptions(max_json_depth=2))
 
 
-def test_max_uncompressed_bytes_reaches_the_office_readers() -> None:
-    source = SOURCES["xlsx"]()
+@pytest.mark.parametrize("fmt", ["xlsx", "docx"])
+def test_max_uncompressed_bytes_reaches_the_office_readers(fmt: str) -> None:
+    source = SOURCES[fmt]()
     with pytest.raises(ValueError, match=r"over the limit of 100 \(ChunkerOptions.max_uncompressed_bytes"):
-        read_source(source, source_id="reset", fmt="xlsx", options=ReaderOptions(max_uncompressed_bytes=100))
-    assert read_source(source, source_id="reset", fmt="xlsx", options=ReaderOptions()).elements
+        read_source(source, source_id="reset", fmt=fmt, options=ReaderOptions(max_uncompressed_bytes=100))
+    assert read_source(source, source_id="reset", fmt=fmt, options=ReaderOptions()).elements
 
 
 def test_the_chunker_hands_the_readers_its_own_options() -> None:

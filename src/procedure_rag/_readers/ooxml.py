@@ -29,11 +29,13 @@ from procedure_rag._errors import ReaderError
 
 __all__ = [
     "DEFAULT_MAX_UNCOMPRESSED_BYTES",
+    "DOCUMENT_CONTENT_TYPES",
     "OLE_SIGNATURE",
     "WORKBOOK_CONTENT_TYPES",
     "Package",
     "main_content_type",
     "ole_problem",
+    "ole_suffix",
     "open_package",
 ]
 
@@ -49,7 +51,19 @@ WORKBOOK_CONTENT_TYPES = (
     "application/vnd.openxmlformats-officedocument.spreadsheetml.template.main+xml",
     "application/vnd.ms-excel.template.macroEnabled.main+xml",
 )
+#: Main content types of a Word document: .docx, .docm (macros kept, never run), and their templates.
+DOCUMENT_CONTENT_TYPES = (
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml",
+    "application/vnd.ms-word.document.macroEnabled.main+xml",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml",
+    "application/vnd.ms-word.template.macroEnabledTemplate.main+xml",
+)
 _ZIP_SIGNATURE = b"PK\x03\x04"
+#: OLE stream names (UTF-16) that tell a legacy Word or PowerPoint file from an Excel one.
+_OLE_STREAMS = (
+    ("WordDocument".encode("utf-16-le"), "docx"),
+    ("PowerPoint Document".encode("utf-16-le"), "pptx"),
+)
 _CONTENT_TYPES = "[Content_Types].xml"
 _ENCRYPTED_STREAM = "EncryptedPackage".encode("utf-16-le")  # OLE directory names are UTF-16
 _CT_NS = "{http://schemas.openxmlformats.org/package/2006/content-types}"
@@ -129,6 +143,11 @@ def ole_problem(data: bytes, *, suffix: str) -> str:
         f"is a legacy binary Office file, not .{suffix}; convert it first: "
         f"soffice --headless --convert-to {suffix} FILE"
     )
+
+
+def ole_suffix(data: bytes) -> str:
+    """The OOXML suffix a legacy OLE file converts to: ``"docx"``, ``"pptx"``, else ``"xlsx"``."""
+    return next((suffix for stream, suffix in _OLE_STREAMS if stream in data), "xlsx")
 
 
 def main_content_type(data: bytes) -> str | None:

@@ -108,6 +108,14 @@ _READERS: Mapping[str, ReaderEntry] = {
         (".xlsx", ".xlsm", ".xltx", ".xltm", ".xls"),
         content_types=ooxml.WORKBOOK_CONTENT_TYPES,
     ),
+    # .doc is here to be refused with how to convert it (ooxml.ole_problem).
+    "docx": ReaderEntry(
+        "file",
+        "procedure_rag._readers.docx",
+        "read_docx",
+        (".docx", ".docm", ".dotx", ".dotm", ".doc"),
+        content_types=ooxml.DOCUMENT_CONTENT_TYPES,
+    ),
     "unstructured": ReaderEntry("layout", "procedure_rag._readers.unstructured", "iter_unstructured"),
     "docling": ReaderEntry("layout", "procedure_rag._readers.docling", "iter_docling"),
     "azure": ReaderEntry("layout", "procedure_rag._readers.azure", "iter_azure"),
@@ -204,7 +212,7 @@ def _office_format(data: bytes) -> str | None:
             file), which no reader reads: the message says what to do.
     """
     if data.startswith(ooxml.OLE_SIGNATURE):
-        raise ReaderError("office", "file", ooxml.ole_problem(data, suffix="xlsx"))
+        raise ReaderError("office", "file", ooxml.ole_problem(data, suffix=ooxml.ole_suffix(data)))
     main = ooxml.main_content_type(data)
     return next((name for name, entry in _READERS.items() if main and main in entry.content_types), None)
 
