@@ -24,6 +24,7 @@ from langchain_procedures import OfflineEmbeddings, ProcedureMultiVectorRetrieve
 from procedure_rag import ProcedureChunker
 from procedure_rag._cli.index import ProgressBar, collect_files
 from procedure_rag._cli.main import main
+from procedure_rag._readers.registry import SUFFIXES
 
 DATA = Path(__file__).parent / "data"
 MARKDOWN = DATA / "ja-native/growi-docs/docs/ja/guide/features/page_operation.md"
@@ -310,8 +311,9 @@ ERRORS: list[tuple[str, Callable[[Path, Path], list[str]], int, str]] = [
         "index-empty-folder",
         lambda tmp, _: ["index", str(tmp), "--persist", str(tmp / "i")],
         1,
-        "procedure-rag: error: no file to index in {tmp} (suffixes read: .htm, .html, .json, .markdown, "
-        ".md, .mdx, .pdf, .rest, .rst, .text, .txt, .xhtml)",
+        "procedure-rag: error: no file to index in {tmp} (suffixes read: "
+        + ", ".join(sorted({*SUFFIXES, ".json"}))
+        + ")",
     ),
     (
         "index-binary",
