@@ -30,6 +30,9 @@ from procedure_rag._chunking.framework_documents import (
 from procedure_rag._chunking.lengths import ordinary_first, tiktoken_encoding
 from procedure_rag._chunking.options import DEFAULT_MAX_INPUT_CHARS, DEFAULT_MAX_JSON_DEPTH
 
+# What holds something open: the context-manager half of the retrievers.
+from procedure_rag._closing import Closing
+
 # Embedding models: the identity an index records, and the error for another model.
 from procedure_rag._models.identity import (
     PROBE_TEXT,
@@ -80,6 +83,7 @@ __all__ = [
     "PROBE_TEXT",
     "ChromaTarget",
     "ChunkStore",
+    "Closing",
     "CollectionBackend",
     "DocumentChunk",
     "EmbeddingIdentity",
