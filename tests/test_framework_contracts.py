@@ -21,8 +21,11 @@ from langchain_chroma import Chroma
 from langchain_core.documents import Document
 from langchain_core.vectorstores import InMemoryVectorStore
 from llama_index.core import Document as LlamaDocument
+from llama_index.core.ingestion import IngestionCache, IngestionPipeline
+from llama_index.core.storage.docstore import SimpleDocumentStore
 from llama_index.core.vector_stores import SimpleVectorStore
 from llama_index.core.vector_stores.types import MetadataFilter, MetadataFilters
+from pydantic import ValidationError
 
 import langchain_procedures
 import llama_index_procedures
@@ -187,6 +190,105 @@ def test_llama_index_metadata_filters_on_simple_and_chroma(tmp_path: Path, chrom
 
     assert len(hits) == 3
     assert {hit.node.metadata["source"] for hit in hits} == {EN}
+
+
+# -- 2. unknown keyword arguments raise, as with pydantic's extra="forbid" ------------
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: ProcedureNodeParser(chunk_sizee=300),
+        lambda: ProcedureNodeParser.from_dict({**ProcedureNodeParser().to_dict(), "chunk_sizee": 300}),
+        lambda: ProcedureNodeParser.from_json(json.dumps({"chunk_sizee": 300})),
+    ],
+    ids=["constructor", "from_dict", "from_json"],
+)
+def test_llama_index_node_parser_refuses_an_unknown_argument(build: Callable[[], object]) -> None:
+    with pytest.raises(
+        ValidationError, match=r"unknown argument 'chunk_sizee' \(did you mean 'chunk_size'\?\)"
+    ):
+        build()
+
+
+def test_llama_index_node_parser_still_builds_through_the_framework_paths(tmp_path: Path) -> None:
+    """from_dict/to_dict, JSON, pickling and IngestionPipeline's cache (it hashes to_dict())."""
+    parser = ProcedureNodeParser(chunk_size=60, emit_parents=False)
+    data = parser.to_dict()
+
+    assert ProcedureNodeParser.from_dict(data).to_dict() == data
+    assert ProcedureNodeParser.from_json(parser.to_json()).to_dict() == data
+    assert pickle.loads(pickle.dumps(parser)).to_dict() == data  # noqa: S301 - our own bytes
+    cache = IngestionCache()
+    docs = [LlamaDocument(text=_text(EN), doc_id="en")]
+    first = IngestionPipeline(transformations=[parser], cache=cache).run(documents=docs)
+    again = IngestionPipeline(transformations=[ProcedureNodeParser.from_dict(data)], cache=cache).run(
+        documents=docs
+    )
+    assert [node.node_id for node in again] == [node.node_id for node in first]
+
+
+def _misspelt_by_constructor(_: Path) -> object:
+    return langchain_procedures.ProcedureMultiVectorRetriever(
+        vectorstore=InMemoryVectorStore(_embeddings()), kk=3
+    )
+
+
+def _misspelt_by_factory(path: Path) -> object:
+    return langchain_procedures.ProcedureMultiVectorRetriever.from_persist_directory(
+        path, embedding=_embeddings(), kk=3
+    )
+
+
+@pytest.mark.parametrize(
+    "build", [_misspelt_by_constructor, _misspelt_by_factory], ids=["constructor", "factory"]
+)
+def test_langchain_retriever_refuses_an_unknown_field(
+    tmp_path: Path, build: Callable[[Path], object]
+) -> None:
+    with pytest.raises(ValidationError, match=r"kk\n  Extra inputs are not permitted"):
+        build(tmp_path)
+
+
+# -- 3. ids unique per document position, stable across runs -------------------------
+
+
+def _twins() -> list[Document]:
+    """Two identical texts and no ``source``, and a third text between them."""
+    return [
+        Document(page_content=_text(EN)),
+        Document(page_content=_text(JA)),
+        Document(page_content=_text(EN)),
+    ]
+
+
+def test_langchain_identical_texts_without_source_get_their_own_ids_in_chroma(tmp_path: Path) -> None:
+    splitter = ProcedureTextSplitter(chunk_size=200)
+    chunks = splitter.split_documents(_twins())
+    ids = [chunk.id for chunk in chunks]
+    client = chromadb.PersistentClient(path=str(tmp_path))
+    store = Chroma(client=client, collection_name="twins", embedding_function=_embeddings())
+
+    added = store.add_documents(chunks)
+
+    assert len(set(ids)) == len(ids)
+    assert added == ids
+    assert [chunk.id for chunk in splitter.split_documents(_twins())] == ids  # stable across runs
+    alone = splitter.split_documents(_twins()[:1])
+    assert ids[: len(alone)] == [chunk.id for chunk in alone]  # the first keeps the ids it had
+
+
+def test_llama_index_identical_texts_without_source_get_their_own_node_ids() -> None:
+    parser = ProcedureNodeParser(chunk_size=60)
+    docs = [LlamaDocument(text=doc.page_content) for doc in _twins()]
+    nodes = parser.get_nodes_from_documents(docs)
+    ids = [node.node_id for node in nodes]
+
+    SimpleDocumentStore().add_documents(nodes, allow_update=False)  # raises on a repeated id
+
+    assert len(set(ids)) == len(ids)
+    again = [LlamaDocument(text=doc.page_content) for doc in _twins()]  # new random doc ids
+    assert [node.node_id for node in parser.get_nodes_from_documents(again)] == ids
 
 
 # -- 4. retrievers close in a with block, and say why they cannot be pickled ----------

@@ -24,6 +24,7 @@ from procedure_rag._chroma.queries import chroma_search, cosine_from_relevance
 from procedure_rag._chunking.framework_documents import (
     DocumentChunk,
     RecordGroup,
+    SourceIds,
     iter_document_chunks,
     iter_record_groups,
 )
@@ -100,6 +101,7 @@ __all__ = [
     "RetrievalOptions",
     "Retrieved",
     "Search",
+    "SourceIds",
     "StoredChunk",
     "VectorBackend",
     "VectorFilter",
