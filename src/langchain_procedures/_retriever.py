@@ -11,7 +11,7 @@ ranking and the lifecycle are the core's (:mod:`procedure_rag._retrieval.retriev
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Self
 
@@ -23,11 +23,11 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable
 from langchain_core.stores import BaseStore, ByteStore
 from langchain_core.vectorstores import VectorStore
-from pydantic import Field, PrivateAttr, model_validator
+from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
 from langchain_procedures._docstore import BaseStoreMirror, ProcedureDocStore
 from langchain_procedures._models import LangChainModel
-from langchain_procedures._vector_backend import Layout, VectorStoreBackend, searcher
+from langchain_procedures._vector_backend import DocumentFilter, Layout, VectorStoreBackend, searcher
 from procedure_rag import Chunk, Representation
 from procedure_rag._core_api import (
     DEFAULT_COLLECTION,
@@ -35,6 +35,7 @@ from procedure_rag._core_api import (
     LEXICAL_WEIGHT,
     PROBE_TEXT,
     ChromaTarget,
+    Closing,
     CollectionBackend,
     EmbeddingIdentity,
     FusionMethod,
@@ -56,7 +57,7 @@ from procedure_rag._core_api import (
 __all__ = ["ProcedureMultiVectorRetriever", "SearchType"]
 
 
-class ProcedureMultiVectorRetriever(BaseRetriever):
+class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
     """Search several representations per raw chunk; return ``k`` distinct raw chunks.
 
     Each returned ``Document`` is a raw chunk from the docstore (``id`` = chunk id) whose
@@ -66,7 +67,11 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
 
     Build one with :meth:`from_persist_directory` (embedded Chroma and a SQLite docstore
     in one folder, readable from LlamaIndex too) or from any LangChain ``VectorStore`` and
-    ``BaseStore``; fill it with :meth:`add_documents`.
+    ``BaseStore``; fill it with :meth:`add_documents`. It is a context manager:
+    ``with ProcedureMultiVectorRetriever.from_persist_directory(...) as retriever:``
+    calls :meth:`close` on the way out. Unknown keyword arguments raise (pydantic's
+    ``extra="forbid"``). It cannot be pickled: it holds open stores (see
+    :meth:`__getstate__`); open one per process instead.
 
     Args:
         vectorstore: Holds the representation vectors (metadata ``id_key`` names the raw
@@ -79,7 +84,10 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
         search_type: ``similarity``, ``similarity_score_threshold`` (``search_kwargs``
             gives ``score_threshold``) or ``mmr`` (scores are then MMR ranks).
         search_kwargs: Passed to the store's search; ``filter`` is a metadata filter in
-            the store's syntax; ``k``, when given, is the first number of vectors asked.
+            the store's syntax (a dict), or a callable taking a vector's ``Document`` and
+            returning whether it may be a hit (on any store, Chroma included: the adapter
+            applies it, without exact re-scoring); ``k``, when given, is the first number
+            of vectors asked.
         k: Raw chunks returned; vectors are fetched until ``k`` distinct chunks are found
             or the store is exhausted.
         fusion: How a chunk's hits make its score: ``"sum"`` (default: the raw text's
@@ -99,6 +107,9 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
         representation_model: A chat model (or Runnable) writing the representations in
             :meth:`add_documents`; ``None`` for the offline deterministic ones.
     """
+
+    # A misspelt option (``kk=3``) raises instead of being dropped.
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     vectorstore: VectorStore
     docstore: BaseStore[str, Document] = Field(default_factory=ProcedureDocStore)
@@ -234,6 +245,21 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
         for close in opened:
             close()
 
+    def __getstate__(self) -> dict[Any, Any]:
+        """Refuse pickling with a reason, rather than fail deep inside a store.
+
+        Raises:
+            TypeError: Always: the retriever holds open stores (a database connection
+                for the vector ledger at least) that no other process could use.
+        """
+        msg = (
+            f"{type(self).__name__} cannot be pickled: it holds open stores (vectorstore "
+            f"{type(self.vectorstore).__name__}, docstore {type(self.docstore).__name__}, "
+            "and the SQLite vector ledger); open one in each process instead "
+            "(from_persist_directory, from_chroma_server or the constructor)"
+        )
+        raise TypeError(msg)
+
     # -- lifecycle --------------------------------------------------------------
 
     def add_documents(
@@ -290,9 +316,16 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
         *,
         run_manager: CallbackManagerForRetrieverRun,
         k: int | None = None,
-        filter: Mapping[str, Any] | None = None,
+        filter: DocumentFilter | None = None,
     ) -> list[Document]:
-        """The ``k`` best raw chunks for ``query``, best first, with scores."""
+        """The ``k`` best raw chunks for ``query``, best first, with scores.
+
+        ``filter`` (or ``search_kwargs["filter"]``) is a dict in the store's syntax, or a
+        callable taking each representation's vector ``Document`` (as
+        ``InMemoryVectorStore`` takes), applied by the adapter on every store (see
+        :func:`~langchain_procedures._vector_backend.searcher`). Under either, the lexical
+        index is not asked: it cannot apply a filter.
+        """
         options = self._options if k is None else replace(self._options, k=k)
         where = filter if filter is not None else self.search_kwargs.get("filter")
         found = searcher(

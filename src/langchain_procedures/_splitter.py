@@ -33,6 +33,7 @@ from procedure_rag import (
 from procedure_rag._core_api import (
     DEFAULT_MAX_INPUT_CHARS,
     DEFAULT_MAX_JSON_DEPTH,
+    SourceIds,
     iter_document_chunks,
     iter_record_groups,
     ordinary_first,
@@ -58,7 +59,10 @@ class ProcedureTextSplitter(TextSplitter):
     from ``UnstructuredLoader(mode="elements")``) are read together: each run of them
     from one file (``source``/``file_path``/``filename``) is one document, its chunks
     carry pages and boxes (``page``, ``pages``, ``boxes``, ``source_record_refs``) and
-    the metadata the run's documents share. Page documents of one file (``PyPDFLoader``,
+    the metadata the run's documents share. Ids are unique per document position in
+    one call: a text with no ``source`` that repeats an earlier one of the same call
+    gets its own source id (``sha1:…#2``), so its chunks can be added to the same
+    store; the same documents give the same ids on every run. Page documents of one file (``PyPDFLoader``,
     ``PyMuPDFLoader``, ``PDFPlumberLoader``: metadata ``page``) are read together too,
     in page order, so that a procedure crossing a page break stays whole: each chunk
     carries the metadata of the page it starts on, ``page`` (1-based) and ``pages``,
@@ -246,6 +250,7 @@ class ProcedureTextSplitter(TextSplitter):
         return self._iter_documents((doc.page_content, doc.metadata) for doc in documents)
 
     def _iter_documents(self, pairs: Iterable[tuple[str, Mapping[str, Any]]]) -> Iterator[Document]:
+        sources = SourceIds()
         for group in iter_record_groups(pairs, metadata=lambda pair: pair[1]):
             source = group.source if group.kind != "text" else group.metadata.get("source")
             chunks = iter_document_chunks(
@@ -253,7 +258,7 @@ class ProcedureTextSplitter(TextSplitter):
                 group.kind,
                 group.items,
                 metadata=group.metadata,
-                source_id=None if source is None else str(source),
+                source_id=sources(None if source is None else str(source), [text for text, _ in group.items]),
             )
             for part in chunks:
                 # A new dict of scalars (containers become JSON text): nothing of the

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.documents import Document
-from langchain_core.vectorstores import VectorStore
+from langchain_core.vectorstores import InMemoryVectorStore, VectorStore
 
 from procedure_rag._core_api import (
     Found,
@@ -28,7 +28,11 @@ from procedure_rag._core_api import (
     rescore_pass,
 )
 
-__all__ = ["Layout", "Searcher", "VectorStoreBackend", "hits_of", "searcher"]
+__all__ = ["DocumentFilter", "Layout", "Searcher", "VectorStoreBackend", "hits_of", "searcher"]
+
+#: A metadata filter: a dict in the store's syntax, or a test of one vector's ``Document``
+#: (as ``InMemoryVectorStore`` takes).
+DocumentFilter = Mapping[str, Any] | Callable[[Document], bool]
 
 # Chroma takes at most a few thousand records per call; smaller batches also bound memory.
 _ADD_BATCH = 512
@@ -100,7 +104,7 @@ def searcher(
     search_type: str,
     search_kwargs: Mapping[str, Any],
     id_key: str,
-    where: Mapping[str, Any] | None,
+    where: DocumentFilter | None,
     layout: Layout | None = None,
 ) -> Searcher:
     """Search and re-score ``query``, embedding the query once where it can.
@@ -111,13 +115,30 @@ def searcher(
     scores are cosine similarities. On any other store one search serves every kind,
     with the store's relevance scores, and no re-scoring. ``mmr`` gives no scores, so a
     hit scores by its MMR rank (1.0 for the first, falling evenly).
+
+    A callable ``where`` is applied here, to each hit's vector ``Document`` (the
+    representation text, the chunk's metadata with ``id_key`` and ``representation``),
+    whatever the store: a store's own callable filters are not part of the
+    ``VectorStore`` contract, Chroma takes none, and neither the layout's search nor its
+    exact re-scoring can apply one. Under a callable filter the store's search is
+    therefore asked unfiltered, for more vectors each time, until as many pass as the
+    core asked for or the store has no more: the core sees the best vectors that pass,
+    as from a store applying the filter itself (a selective filter can cost a read of
+    the whole store). There is no exact re-scoring then (scores are the store's), and
+    with ``mmr`` the diversity is chosen among all vectors before the filter keeps some.
+    ``InMemoryVectorStore`` takes only callables, so a dict given for it is read as
+    equality of each key (see :func:`_equality_test`).
     """
     kwargs = {key: value for key, value in search_kwargs.items() if key not in ("k", "filter")}
     threshold = kwargs.pop("score_threshold", None) if search_type == "similarity_score_threshold" else None
+    if isinstance(vectorstore, InMemoryVectorStore) and where is not None and not callable(where):
+        where = _equality_test(where)
+    keep = where if callable(where) else None
+    where = None if callable(where) else where
     if search_type == "mmr":
-        return Searcher(_mixed(_mmr_pairs(vectorstore, query, kwargs, where), id_key), None)
+        return Searcher(_mixed(_kept(_mmr_pairs(vectorstore, query, kwargs, where), keep), id_key), None)
     embeddings = vectorstore.embeddings
-    if layout is not None and embeddings is not None:
+    if layout is not None and embeddings is not None and keep is None:
         vector = embeddings.embed_query(query)
         search = chroma_search(layout.collection, vector, store=layout.raw.ledger, where=where)
         rescore = rescore_pass(
@@ -138,7 +159,31 @@ def searcher(
             found = vectorstore.similarity_search_with_score(query, k=n, **options)
         return found if threshold is None else _above(found, float(threshold))
 
-    return Searcher(_mixed(pairs, id_key), None)
+    return Searcher(_mixed(_kept(pairs, keep), id_key), None)
+
+
+def _equality_test(where: Mapping[str, Any]) -> Callable[[Document], bool]:
+    """A dict filter as a test of a ``Document``: each key's metadata value equals the given one.
+
+    Raises:
+        ValueError: For an operator (a key starting with ``$``, or a dict value): only a
+            store that knows the syntax can apply it.
+    """
+    for key, value in where.items():
+        if key.startswith("$") or isinstance(value, Mapping):
+            msg = (
+                f"a dict filter here may only ask equality of metadata keys, got {key!r}: "
+                "pass a callable taking the vector's Document instead"
+            )
+            raise ValueError(msg)
+    wanted = dict(where)
+
+    def test(document: Document) -> bool:
+        return all(
+            key in document.metadata and document.metadata[key] == value for key, value in wanted.items()
+        )
+
+    return test
 
 
 def _above(pairs: list[tuple[Document, float]], threshold: float) -> list[tuple[Document, float]]:
@@ -156,7 +201,28 @@ def _at_least(search: Search, threshold: float) -> Search:
     return kept
 
 
-def _mixed(pairs: Callable[[int], list[tuple[Document, float]]], id_key: str) -> Search:
+Pairs = Callable[[int], list[tuple[Document, float]]]
+
+
+def _kept(pairs: Pairs, keep: Callable[[Document], bool] | None) -> Pairs:
+    """``pairs`` under the filter ``keep``: the best ``n`` that pass, asking the store for more."""
+    if keep is None:
+        return pairs
+
+    def kept(n: int) -> list[tuple[Document, float]]:
+        asked = n
+        while True:
+            found = pairs(asked)
+            passing = [(document, score) for document, score in found if keep(document)]
+            # Fewer than asked: the store has no more (or none above the threshold).
+            if len(passing) >= n or len(found) < asked:
+                return passing[:n]
+            asked *= 2
+
+    return kept
+
+
+def _mixed(pairs: Pairs, id_key: str) -> Search:
     """One store search serves every kind: asked once per ``n``, filtered by kind after."""
     last: dict[int, list[tuple[Document, float]]] = {}
 
@@ -174,7 +240,7 @@ def _mixed(pairs: Callable[[int], list[tuple[Document, float]]], id_key: str) ->
 
 def _mmr_pairs(
     vectorstore: VectorStore, query: str, kwargs: Mapping[str, Any], where: Mapping[str, Any] | None
-) -> Callable[[int], list[tuple[Document, float]]]:
+) -> Pairs:
     def pairs(n: int) -> list[tuple[Document, float]]:
         options = dict(kwargs)
         fetch_k = max(int(options.pop("fetch_k", 20)), 2 * n)

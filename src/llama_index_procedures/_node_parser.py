@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import difflib
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from functools import partial
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any, cast
 
-from llama_index.core.bridge.pydantic import Field, PrivateAttr, field_validator, model_validator
+from llama_index.core.bridge.pydantic import (
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
 from llama_index.core.node_parser import NodeParser
 from llama_index.core.node_parser.node_utils import default_id_func
 from llama_index.core.schema import BaseNode, Document, NodeRelationship, RelatedNodeInfo, TextNode
@@ -28,6 +35,7 @@ from procedure_rag._core_api import (
     DEFAULT_MAX_JSON_DEPTH,
     DocumentChunk,
     RecordGroup,
+    SourceIds,
     iter_document_chunks,
     iter_record_groups,
     ordinary_first,
@@ -102,6 +110,9 @@ class ProcedureNodeParser(NodeParser):
     reads there, and which would be kept and stored once more per relationship).
 
     Node ids are the core's stable chunk ids, so ``id_func`` must stay the default.
+    They are unique per document position in one call: a document with no id of its
+    own, no ``source`` and no ``file_path`` that repeats an earlier one's text gets its
+    own source id (``sha1:…#2``); the same documents give the same ids on every run.
     Options are validated when the parser is built and cannot be changed after.
 
     Nodes that are single Unstructured elements (metadata ``category``, as from an
@@ -124,8 +135,14 @@ class ProcedureNodeParser(NodeParser):
     Raises:
         ValueError: On construction, for options the core rejects (the message is
             the core's, e.g. ``chunk_size must be > 0, got 0``), or a custom ``id_func``.
+        pydantic.ValidationError: For an unknown keyword argument, as with pydantic's
+            ``extra="forbid"`` (the message names it and the closest option:
+            ``unknown argument 'chunk_sizee' (did you mean 'chunk_size'?)``).
 
     """
+
+    # A misspelt option would otherwise be dropped silently (NodeParser ignores extras).
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     chunk_size: int = Field(default=400, frozen=True, description="Token budget of a child node.")
     language: str = Field(default="auto", frozen=True, description='"ja", "en" or "auto".')
@@ -177,6 +194,18 @@ class ProcedureNodeParser(NodeParser):
         """Name used as the key when the parser is serialised."""
         return "ProcedureNodeParser"
 
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_unknown(cls, data: Any) -> Any:  # noqa: ANN401 - pydantic hands raw input over
+        if not isinstance(data, dict):
+            return data
+        # ``class_name`` is what to_dict() adds; from_dict() drops it, other loaders may not.
+        data = {key: value for key, value in data.items() if key != "class_name"}
+        unknown = [key for key in data if key not in cls.model_fields]
+        if unknown:
+            raise ValueError("; ".join(_unknown_message(str(key), cls.model_fields) for key in unknown))
+        return data
+
     @field_validator("drop_kinds", mode="after")
     @classmethod
     def _normalise_drop_kinds(cls, value: list[str]) -> list[str]:
@@ -220,8 +249,9 @@ class ProcedureNodeParser(NodeParser):
     ) -> list[BaseNode]:
         parsed: list[BaseNode] = []
         items = get_tqdm_iterable(nodes, show_progress, "Parsing nodes")
+        sources = SourceIds()
         for group in iter_record_groups(items, metadata=lambda node: node.metadata):
-            parsed.extend(self._nodes_of(group))
+            parsed.extend(self._nodes_of(group, sources))
         return parsed
 
     def _postprocess_parsed_nodes(
@@ -233,17 +263,22 @@ class ProcedureNodeParser(NodeParser):
         # link children to parents. Everything is already in place.
         return nodes
 
-    def _nodes_of(self, group: RecordGroup[BaseNode]) -> list[TextNode]:
-        """Return the nodes of one input node (or run of element or page nodes), relationships set."""
+    def _nodes_of(self, group: RecordGroup[BaseNode], sources: SourceIds) -> list[TextNode]:
+        """Return the nodes of one input node (or run of element or page nodes), relationships set.
+
+        ``sources`` gives the group its source id, unique per position in the input list.
+        """
+        documents = [
+            (n.get_content(), _element_metadata(n) if group.kind == "elements" else n.metadata)
+            for n in group.items
+        ]
+        named = group.source if group.kind != "text" else _source_id(group.items[0])
         chunks = iter_document_chunks(
             self._chunker,
             group.kind,
-            [
-                (n.get_content(), _element_metadata(n) if group.kind == "elements" else n.metadata)
-                for n in group.items
-            ],
+            documents,
             metadata=group.metadata,
-            source_id=group.source if group.kind != "text" else _source_id(group.items[0]),
+            source_id=sources(named, [text for text, _ in documents]),
         )
         # Each chunk is let go once its node is built; only its place in the tree is kept.
         built: dict[str, TextNode] = {}
@@ -285,6 +320,11 @@ class ProcedureNodeParser(NodeParser):
             relationships={NodeRelationship.SOURCE: node.source_node or node.as_related_node_info()},
             **templates,
         )
+
+
+def _unknown_message(key: str, known: Collection[str]) -> str:
+    close = difflib.get_close_matches(key, sorted(known), n=1)
+    return f"unknown argument {key!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
 
 
 class _TokenCount:

@@ -12,6 +12,7 @@ one index folder reads through either framework.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from functools import partial
@@ -46,6 +47,7 @@ from procedure_rag._core_api import (
     LEXICAL_WEIGHT,
     ChromaTarget,
     ChunkStore,
+    Closing,
     EmbeddingIdentity,
     EmbeddingMismatchError,
     Found,
@@ -93,7 +95,7 @@ class RetrieverOptions(TypedDict, total=False):
     callback_manager: CallbackManager | None
 
 
-class ProcedureMultiVectorRetriever(BaseRetriever):
+class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
     """Retrieve ``k`` distinct raw nodes through their search representations.
 
     Each raw chunk (a node from :class:`~llama_index_procedures.ProcedureNodeParser`)
@@ -105,6 +107,10 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
     and ``matched`` (JSON: kind, text and score of each representation that hit), and
     ``routing`` / ``expanded_from`` when those options are on. A vector whose chunk is
     missing from the docstore is skipped and logged (logger ``procedure_rag``).
+
+    It is a context manager (``with ... as retriever:`` calls :meth:`close` on the way
+    out); its options serialise (:meth:`to_dict`, :meth:`to_json`), its open stores do
+    not, and pickling it raises a ``TypeError`` that says so.
 
     Example:
         ```python
@@ -213,6 +219,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
         if recorded is not None:
             recorded.check_same(self._identity, "the Chroma collection")
         opened = _open_docstore(docstore)
+        self._lookup_store = opened
         self._raw = raw_chunks(opened)
         self._lookup = node_lookup(opened)
         # What close() releases: the ledger when it was opened here (from a path, or in
@@ -327,6 +334,46 @@ class ProcedureMultiVectorRetriever(BaseRetriever):
         opened, self._opened = self._opened, []
         for close in opened:
             close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Refuse pickling with a reason, rather than fail deep inside a store.
+
+        Raises:
+            TypeError: Always: the retriever holds open stores (a database connection
+                for the vector ledger at least) that no other process could use.
+        """
+        msg = (
+            f"{type(self).__name__} cannot be pickled: it holds open stores (vector store "
+            f"{type(self._index.vector_store).__name__}, docstore {type(self._lookup_store).__name__}, "
+            "and the SQLite vector ledger); open one in each process instead "
+            "(from_persist_directory, from_chroma_server or the constructor with the "
+            "options of to_dict())"
+        )
+        raise TypeError(msg)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The retriever's options as JSON-ready data (the stores and models are not in it).
+
+        The keys are the constructor's option names (``filters`` as
+        ``MetadataFilters.model_dump()``), and ``class_name``.
+        """
+        options = self._options
+        return {
+            "class_name": type(self).__name__,
+            "k": options.k,
+            "fusion": options.fusion,
+            "weights": None if options.weights is None else dict(options.weights),
+            "kinds": None if options.kinds is None else sorted(options.kinds),
+            "filters": None if self._filters is None else self._filters.model_dump(mode="json"),
+            "expand_parents": options.expand_parents,
+            "route_questions": options.route_questions,
+            "lexical_weight": options.lexical_weight,
+            "id_key": self._id_key,
+        }
+
+    def to_json(self) -> str:
+        """:meth:`to_dict` as JSON text."""
+        return json.dumps(self.to_dict(), ensure_ascii=False)
 
     @property
     def options(self) -> RetrievalOptions:

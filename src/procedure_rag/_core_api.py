@@ -24,11 +24,15 @@ from procedure_rag._chroma.queries import chroma_search, cosine_from_relevance
 from procedure_rag._chunking.framework_documents import (
     DocumentChunk,
     RecordGroup,
+    SourceIds,
     iter_document_chunks,
     iter_record_groups,
 )
 from procedure_rag._chunking.lengths import ordinary_first, tiktoken_encoding
 from procedure_rag._chunking.options import DEFAULT_MAX_INPUT_CHARS, DEFAULT_MAX_JSON_DEPTH
+
+# What holds something open: the context-manager half of the retrievers.
+from procedure_rag._closing import Closing
 
 # Embedding models: the identity an index records, and the error for another model.
 from procedure_rag._models.identity import (
@@ -80,6 +84,7 @@ __all__ = [
     "PROBE_TEXT",
     "ChromaTarget",
     "ChunkStore",
+    "Closing",
     "CollectionBackend",
     "DocumentChunk",
     "EmbeddingIdentity",
@@ -96,6 +101,7 @@ __all__ = [
     "RetrievalOptions",
     "Retrieved",
     "Search",
+    "SourceIds",
     "StoredChunk",
     "VectorBackend",
     "VectorFilter",

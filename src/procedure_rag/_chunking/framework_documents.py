@@ -288,6 +288,35 @@ def iter_document_chunks(
         yield _whole(chunk, metadata)
 
 
+class SourceIds:
+    """The source ids of one input list's groups: unique per position where none is named.
+
+    The core derives the source id of a document that names none from its text, so two
+    identical texts would get the same chunk ids (and a vector store would refuse the
+    second set). One instance serves one input list, group after group: a named source
+    is kept as it is; the first group with a given text keeps the derived id (``None``
+    here: the core derives it, so a text without a twin keeps its ids); the n-th group
+    with that text gets ``sha1:<hash of its texts>#n``. The same input list gives the
+    same ids on every run.
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[str, int] = {}
+
+    def __call__(self, named: str | None, texts: Sequence[str]) -> str | None:
+        """The source id to give :func:`iter_document_chunks` for one group.
+
+        Args:
+            named: The source the group's metadata names, if any.
+            texts: The texts of the group's documents, in order.
+        """
+        if named is not None:
+            return named
+        derived = _hashed("\x1e".join(texts))
+        count = self._seen[derived] = self._seen.get(derived, 0) + 1
+        return None if count == 1 else f"{derived}#{count}"
+
+
 def _hashed(text: str) -> str:
     return "sha1:" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]  # noqa: S324 - an id, not security
 
