@@ -38,7 +38,7 @@ from xml.etree import ElementTree as ET
 from procedure_rag._errors import ReaderError
 from procedure_rag._readers.docx_numbering import Level, Numbering, W
 from procedure_rag._readers.draft import ElementDraft, element_id_for, list_id_for
-from procedure_rag._readers.ooxml import DOCUMENT_CONTENT_TYPES, Package, open_package
+from procedure_rag._readers.ooxml import DOCUMENT_CONTENT_TYPES, Package, open_package, source_bytes
 from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._readers.plaintext import iter_plain_text
 from procedure_rag._readers.registry import Source
@@ -91,7 +91,7 @@ def read_docx(
             zip, damaged, over ``max_uncompressed_bytes``, encrypted, a legacy ``.doc``);
             the part's name (``"word/document.xml"``) for a part missing or damaged.
     """
-    data, name = _bytes(source, source_id)
+    data, name = source_bytes(source, source_id, fmt=_FORMAT, what="a Word source")
     package = open_package(
         data, fmt=_FORMAT, name=name, max_uncompressed_bytes=options.max_uncompressed_bytes
     )
@@ -121,21 +121,6 @@ def iter_docx(
 ) -> Iterator[LayoutElement]:
     """Yield the layout elements of a Word document (see :func:`read_docx`)."""
     yield from read_docx(source, source_id=source_id, options=options).elements
-
-
-def _bytes(source: DocxSource, source_id: str) -> tuple[bytes, str]:
-    if isinstance(source, bytes | bytearray):
-        return bytes(source), source_id
-    if isinstance(source, str | os.PathLike):
-        try:
-            with open(source, "rb") as f:
-                return f.read(), os.fspath(source)
-        except OSError as exc:
-            raise ReaderError(_FORMAT, "file", f"{os.fspath(source)} cannot be opened: {exc}") from exc
-    if hasattr(source, "read"):
-        return source.read(), source_id
-    msg = f"a Word source must be bytes, a path or a binary file object, got {type(source).__name__}"
-    raise TypeError(msg)
 
 
 def _parts(package: Package) -> dict[str, str]:

@@ -18,11 +18,13 @@ expansion attacks); nothing in a package is ever run.
 from __future__ import annotations
 
 import io
+import os
 import posixpath
 import zipfile
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import IO
 from xml.etree import ElementTree as ET
 
 from procedure_rag._errors import ReaderError
@@ -37,6 +39,7 @@ __all__ = [
     "ole_problem",
     "ole_suffix",
     "open_package",
+    "source_bytes",
 ]
 
 #: Default most bytes an Office file may unpack to: 256 MiB, many times any real manual,
@@ -232,3 +235,32 @@ def _content_type(types: ET.Element, part: str) -> str:
         if default.get("Extension", "").lower() == extension:
             return default.get("ContentType", "")
     return ""
+
+
+def source_bytes(
+    source: bytes | bytearray | str | os.PathLike[str] | IO[bytes], source_id: str, *, fmt: str, what: str
+) -> tuple[bytes, str]:
+    """The bytes of an Office file given as bytes, a path or a binary file object, and its name.
+
+    Args:
+        source: The file.
+        source_id: The name for bytes and file objects (a path names itself).
+        fmt: The reader's format, for :class:`~procedure_rag.ReaderError`.
+        what: The kind of file, for the type error (``"a Word source"``).
+
+    Raises:
+        ReaderError: For a path that cannot be opened.
+        TypeError: For anything else.
+    """
+    if isinstance(source, bytes | bytearray):
+        return bytes(source), source_id
+    if isinstance(source, str | os.PathLike):
+        try:
+            with open(source, "rb") as f:
+                return f.read(), os.fspath(source)
+        except OSError as exc:
+            raise ReaderError(fmt, "file", f"{os.fspath(source)} cannot be opened: {exc}") from exc
+    if hasattr(source, "read"):
+        return source.read(), source_id
+    msg = f"{what} must be bytes, a path or a binary file object, got {type(source).__name__}"
+    raise TypeError(msg)

@@ -37,7 +37,7 @@ from typing import IO, TYPE_CHECKING, cast
 
 from procedure_rag._errors import ReaderError
 from procedure_rag._readers.draft import ElementDraft, element_id_for, list_id_for
-from procedure_rag._readers.ooxml import WORKBOOK_CONTENT_TYPES, Package, open_package
+from procedure_rag._readers.ooxml import WORKBOOK_CONTENT_TYPES, Package, open_package, source_bytes
 from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._readers.plaintext import iter_plain_text
 from procedure_rag._readers.registry import Source
@@ -84,7 +84,7 @@ def read_xlsx(
             the part's name (``"xl/worksheets/sheet1.xml"``) for a part that cannot be read.
         ImportError: When openpyxl is not installed.
     """
-    data, name = _bytes(source, source_id)
+    data, name = source_bytes(source, source_id, fmt=_FORMAT, what="an Excel source")
     package = open_package(
         data, fmt=_FORMAT, name=name, max_uncompressed_bytes=options.max_uncompressed_bytes
     )
@@ -109,21 +109,6 @@ def iter_xlsx(
 ) -> Iterator[LayoutElement]:
     """Yield the layout elements of a workbook (see :func:`read_xlsx`)."""
     yield from read_xlsx(source, source_id=source_id, options=options).elements
-
-
-def _bytes(source: XlsxSource, source_id: str) -> tuple[bytes, str]:
-    if isinstance(source, bytes | bytearray):
-        return bytes(source), source_id
-    if isinstance(source, str | os.PathLike):
-        try:
-            with open(source, "rb") as f:
-                return f.read(), os.fspath(source)
-        except OSError as exc:
-            raise ReaderError(_FORMAT, "file", f"{os.fspath(source)} cannot be opened: {exc}") from exc
-    if hasattr(source, "read"):
-        return source.read(), source_id
-    msg = f"an Excel source must be bytes, a path or a binary file object, got {type(source).__name__}"
-    raise TypeError(msg)
 
 
 def _open_workbook(data: bytes, name: str) -> Workbook:
