@@ -40,7 +40,7 @@ from procedure_rag._readers.docx_numbering import Level, Numbering, W
 from procedure_rag._readers.draft import ElementDraft, element_id_for, list_id_for
 from procedure_rag._readers.ooxml import DOCUMENT_CONTENT_TYPES, Package, open_package, source_bytes
 from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
-from procedure_rag._readers.plaintext import iter_plain_text
+from procedure_rag._readers.plaintext import iter_plain_text_within
 from procedure_rag._readers.registry import Source
 from procedure_rag._readers.tables import pipe_table
 from procedure_rag._types import ElementKind, LayoutElement, Span
@@ -382,23 +382,19 @@ class _Writer:
             return
         text = "\n\n".join(self.pending)
         self.pending = []
-        start = self.position
-        renamed: dict[str, str] = {}
         self.runs += 1
-        for element in iter_plain_text(
-            text, source_id=f"{self.source_id}#p{self.runs}", options=self.options
+        for element in iter_plain_text_within(
+            text,
+            source_id=self.source_id,
+            run_id=f"{self.source_id}#p{self.runs}",
+            offset=self.position,
+            first_order=len(self.elements),
+            options=self.options,
         ):
-            order = len(self.elements)
-            new_id = element_id_for(self.source_id, order)
-            renamed[element.element_id] = new_id
-            span = element.span
             self.elements.append(
                 replace(
                     element,
-                    element_id=new_id,
-                    order=order,
-                    span=Span(start + span.start, start + span.end) if span is not None else None,
-                    parent_id=renamed.get(element.parent_id or "", element.parent_id or parent),
+                    parent_id=element.parent_id or parent,
                     list_id=element.list_id or list_id,
                     page=None,  # the plain-text reader counts pages from 1: a .docx has none
                     hints=(NO_PAGES_HINT, *element.hints),

@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Iterator
+from dataclasses import replace
 from functools import cache
 
 from procedure_rag._language.labels import LEADING_LABEL, leading_label
@@ -61,7 +62,7 @@ from procedure_rag._readers.text_lines import (
 )
 from procedure_rag._types import ElementKind, LayoutElement, Span
 
-__all__ = ["iter_plain_text", "read_plain_text"]
+__all__ = ["iter_plain_text", "iter_plain_text_within", "read_plain_text"]
 
 _CELL_SEP = re.compile(r"\t+|[ \u3000]{2,}")
 _CODEISH = re.compile(
@@ -533,3 +534,43 @@ def read_plain_text(
 ) -> list[LayoutElement]:
     """Return :func:`iter_plain_text` as a list; empty or blank text gives ``[]``."""
     return list(iter_plain_text(text, source_id=source_id, options=options))
+
+
+def iter_plain_text_within(
+    text: str,
+    *,
+    source_id: str,
+    run_id: str,
+    offset: int,
+    first_order: int,
+    options: ReaderOptions = DEFAULT_READER_OPTIONS,
+) -> Iterator[LayoutElement]:
+    """Yield the elements of a run of text that sits inside a larger extracted text.
+
+    For readers that read parts of a file (a Word paragraph run, an Excel sheet laid out
+    in cells) by the plain-text rules: each element gets the enclosing document's id
+    for its place (:func:`element_id_for` of ``source_id`` and its order), orders go on
+    from ``first_order``, spans point into the whole text (shifted by ``offset``), and
+    parent ids follow the renaming.
+
+    Args:
+        text: The run's text.
+        source_id: Id of the enclosing document.
+        run_id: Id the run is read under (unique within the document).
+        offset: Where ``text`` starts in the enclosing document's text.
+        first_order: The reading order of the run's first element.
+        options: The reader options.
+    """
+    renamed: dict[str, str] = {}
+    for index, element in enumerate(iter_plain_text(text, source_id=run_id, options=options)):
+        order = first_order + index
+        new_id = element_id_for(source_id, order)
+        renamed[element.element_id] = new_id
+        span = element.span
+        yield replace(
+            element,
+            element_id=new_id,
+            order=order,
+            span=Span(offset + span.start, offset + span.end) if span is not None else None,
+            parent_id=renamed.get(element.parent_id or "", element.parent_id),
+        )

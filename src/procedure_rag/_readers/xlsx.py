@@ -39,7 +39,7 @@ from procedure_rag._errors import ReaderError
 from procedure_rag._readers.draft import ElementDraft, element_id_for, list_id_for
 from procedure_rag._readers.ooxml import WORKBOOK_CONTENT_TYPES, Package, open_package, source_bytes
 from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
-from procedure_rag._readers.plaintext import iter_plain_text
+from procedure_rag._readers.plaintext import iter_plain_text_within
 from procedure_rag._readers.registry import Source
 from procedure_rag._readers.tables import pipe_table
 from procedure_rag._readers.xlsx_header import FIELD_ROLES, Header, find_header
@@ -260,20 +260,17 @@ class _Writer:
     def _lines(self, rows: list[list[str]], index: int) -> None:
         lines = [_CELL_JOIN.join(cell for cell in row if cell) for row in rows]
         text = _BLANK_RUNS.sub("\n\n", "\n".join(lines).strip("\n"))  # rows left empty (under pictures)
-        start = self.position
-        renamed: dict[str, str] = {}
-        for element in iter_plain_text(text, source_id=f"{self.source_id}#s{index}", options=self.options):
-            order = len(self.elements)
-            new_id = element_id_for(self.source_id, order)
-            renamed[element.element_id] = new_id
-            span = element.span
+        for element in iter_plain_text_within(
+            text,
+            source_id=self.source_id,
+            run_id=f"{self.source_id}#s{index}",
+            offset=self.position,
+            first_order=len(self.elements),
+            options=self.options,
+        ):
             self.elements.append(
                 replace(
                     element,
-                    element_id=new_id,
-                    order=order,
-                    span=Span(start + span.start, start + span.end) if span is not None else None,
-                    parent_id=renamed.get(element.parent_id or "", element.parent_id),
                     # Under the sheet's heading: a heading in the sheet's text is one level down.
                     level=element.level + 1 if element.kind is ElementKind.SECTION_HEADER else element.level,
                     hints=(*self.hints, *element.hints),
