@@ -121,10 +121,10 @@ def searcher(
     whatever the store: a store's own callable filters are not part of the
     ``VectorStore`` contract, Chroma takes none, and neither the layout's search nor its
     exact re-scoring can apply one. Under a callable filter the store's search is
-    therefore asked unfiltered, for more vectors each time, until as many pass as the
-    core asked for or the store has no more: the core sees the best vectors that pass,
-    as from a store applying the filter itself (a selective filter can cost a read of
-    the whole store). There is no exact re-scoring then (scores are the store's), and
+    therefore asked unfiltered and the vectors that pass are kept; the core's own
+    widening asks again for more while it has fewer than ``k`` chunks, up to
+    ``RetrievalOptions.fetch_limit`` vectors (a selective filter may find fewer than a
+    store applying it would). There is no exact re-scoring then (scores are the store's), and
     with ``mmr`` the diversity is chosen among all vectors before the filter keeps some.
     ``InMemoryVectorStore`` takes only callables, so a dict given for it is read as
     equality of each key (see :func:`_equality_test`).
@@ -136,7 +136,7 @@ def searcher(
     keep = where if callable(where) else None
     where = None if callable(where) else where
     if search_type == "mmr":
-        return Searcher(_mixed(_kept(_mmr_pairs(vectorstore, query, kwargs, where), keep), id_key), None)
+        return Searcher(_mixed(_mmr_pairs(vectorstore, query, kwargs, where), id_key, keep), None)
     embeddings = vectorstore.embeddings
     if layout is not None and embeddings is not None and keep is None:
         vector = embeddings.embed_query(query)
@@ -159,7 +159,7 @@ def searcher(
             found = vectorstore.similarity_search_with_score(query, k=n, **options)
         return found if threshold is None else _above(found, float(threshold))
 
-    return Searcher(_mixed(_kept(pairs, keep), id_key), None)
+    return Searcher(_mixed(pairs, id_key, keep), None)
 
 
 def _equality_test(where: Mapping[str, Any]) -> Callable[[Document], bool]:
@@ -204,26 +204,8 @@ def _at_least(search: Search, threshold: float) -> Search:
 Pairs = Callable[[int], list[tuple[Document, float]]]
 
 
-def _kept(pairs: Pairs, keep: Callable[[Document], bool] | None) -> Pairs:
-    """``pairs`` under the filter ``keep``: the best ``n`` that pass, asking the store for more."""
-    if keep is None:
-        return pairs
-
-    def kept(n: int) -> list[tuple[Document, float]]:
-        asked = n
-        while True:
-            found = pairs(asked)
-            passing = [(document, score) for document, score in found if keep(document)]
-            # Fewer than asked: the store has no more (or none above the threshold).
-            if len(passing) >= n or len(found) < asked:
-                return passing[:n]
-            asked *= 2
-
-    return kept
-
-
-def _mixed(pairs: Pairs, id_key: str) -> Search:
-    """One store search serves every kind: asked once per ``n``, filtered by kind after."""
+def _mixed(pairs: Pairs, id_key: str, keep: Callable[[Document], bool] | None = None) -> Search:
+    """One store search serves every kind: asked once per ``n``, filtered by kind (and ``keep``) after."""
     last: dict[int, list[tuple[Document, float]]] = {}
 
     def search(n: int, kinds: frozenset[str]) -> Found:
@@ -231,8 +213,10 @@ def _mixed(pairs: Pairs, id_key: str) -> Search:
             last.clear()
             last[n] = pairs(n)
         found = last[n]
-        # The store's count decides exhaustion, not the kind's share of it.
-        hits = [hit for hit in hits_of(found, id_key) if hit.kind in kinds]
+        passing = found if keep is None else [pair for pair in found if keep(pair[0])]
+        # The store's count decides exhaustion, not the share of it that passes: the core
+        # asks again for more while it has too few chunks (up to its fetch limit).
+        hits = [hit for hit in hits_of(passing, id_key) if hit.kind in kinds]
         return Found(hits, exhausted=len(found) < n)
 
     return search
