@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from procedure_rag._language.lexicons import LEXICONS, Lexicon
 from procedure_rag._language.numbering import (
@@ -121,16 +121,8 @@ class ChunkerOptions:
 
     @property
     def reader_options(self) -> ReaderOptions:
-        """What the readers take of these options (styles, lexicons, limits)."""
-        return ReaderOptions(
-            step_styles=self.step_styles,
-            heading_styles=self.heading_styles,
-            lexicons=self.lexicons,
-            max_input_chars=self.max_input_chars,
-            max_json_depth=self.max_json_depth,
-            max_uncompressed_bytes=self.max_uncompressed_bytes,
-            include_hidden_sheets=self.include_hidden_sheets,
-        )
+        """What the readers take of these options (styles, lexicons, limits): each field of the same name."""
+        return ReaderOptions(**{f.name: getattr(self, f.name) for f in fields(ReaderOptions)})
 
     @property
     def effective_parent_chunk_size(self) -> int:
