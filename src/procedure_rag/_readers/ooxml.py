@@ -42,6 +42,10 @@ __all__ = [
     "source_bytes",
 ]
 
+#: What reading a damaged zip raises: zipfile's own errors, zlib's, truncation, and a
+#: ValueError for a header offset that points outside the file ("negative seek value").
+_DAMAGED = (ET.ParseError, zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError)
+
 #: Default most bytes an Office file may unpack to: 256 MiB, many times any real manual,
 #: far short of what a zip bomb unpacks to.
 DEFAULT_MAX_UNCOMPRESSED_BYTES = 256 * 1024 * 1024
@@ -103,7 +107,7 @@ class Package:
                 return ET.parse(stream).getroot()  # noqa: S314 - expat refuses entity expansion
         except KeyError:
             problem = "the part is missing"
-        except (ET.ParseError, zipfile.BadZipFile, zlib.error, OSError, EOFError) as exc:
+        except _DAMAGED as exc:
             problem = f"the part is damaged: {exc}"
         raise ReaderError(fmt, part, f"{self.name}: {problem}")
 
@@ -121,7 +125,7 @@ class Package:
                     element.clear()
         except KeyError:
             raise ReaderError(fmt, part, f"{self.name}: the part is missing") from None
-        except (ET.ParseError, zipfile.BadZipFile, zlib.error, OSError, EOFError) as exc:
+        except _DAMAGED as exc:
             raise ReaderError(fmt, part, f"{self.name}: the part is damaged: {exc}") from exc
 
     def relationships(self, part: str, fmt: str) -> dict[str, str]:
@@ -217,7 +221,7 @@ def _main_part(zf: zipfile.ZipFile) -> str:
     """The main part named by the package relationships (``_rels/.rels``), or ``""``."""
     try:
         rels = ET.fromstring(zf.read("_rels/.rels"))  # noqa: S314 - expat refuses entity expansion
-    except (KeyError, ET.ParseError, zipfile.BadZipFile, zlib.error, OSError, EOFError):
+    except (KeyError, *_DAMAGED):
         return ""
     for rel in rels.iter(f"{_REL_NS}Relationship"):
         if rel.get("Type") == _OFFICE_DOCUMENT:
