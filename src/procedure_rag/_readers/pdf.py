@@ -24,6 +24,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
+from procedure_rag._language.numbering import match_step_marker
 from procedure_rag._readers.draft import ElementDraft, element_id_for
 from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._readers.pdf_pages import Line, PageLines, PdfFile, PdfSource
@@ -210,8 +211,10 @@ class _Writer:
                 )
             indent = " " * min(40, max(0, round((line.left - self.layout.margins[page.number]) / (0.5 * em))))
             self._run_text(indent)
-            text = fix_line(line.text)
-            text = with_plain_bullet(text)
+            text = with_plain_bullet(fix_line(line.text))
+            indented = line.left > self.layout.margins[page.number] + 0.5 * em
+            if block.kind == "item" and line is block.lines[0] and indented and match_step_marker(text) is None:
+                text = "• " + text  # a tagged list item whose bullet is a drawing, not text
             start = self.run_length
             self._run_text(text)
             self.run_lines.append(_RunLine(start, self.run_length, page, line))
@@ -229,7 +232,9 @@ class _Writer:
             return
         text = "".join(self.run)
         self.runs += 1
-        strong = self.layout.heading_evidence in ("tags", "outline")
+        # The plain-text rules guess headings from a line's shape; the layout's own
+        # evidence (tags, outline, fonts), where it found headings, is better.
+        strong = self.layout.heading_evidence != "none"
         starts = [r.start for r in self.run_lines]
         for element in iter_plain_text_within(
             text,

@@ -268,7 +268,10 @@ def _font_of(
     font = cache.get(address)
     if font is not None:
         return font
-    size = float(raw.FPDFText_GetFontSize(textpage, index))
+    matrix = raw.FS_MATRIX()
+    raw.FPDFText_GetMatrix(textpage, index, matrix)
+    scale = abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5 or 1.0
+    size = float(raw.FPDFText_GetFontSize(textpage, index)) * scale  # the size as printed, in points
     bold = raw.FPDFText_GetFontWeight(textpage, index) >= 600
     tag = None
     mono = False
@@ -325,9 +328,9 @@ def _read_lines(
                     _Char(" ", last.right, last.top, last.right, last.bottom, last.baseline, last.font)
                 )
             continue
-        if code in (0x02, 0xFFFE, 0xFFFF, 0) or raw.FPDFText_HasUnicodeMapError(textpage, i) == 1:
+        if code in (0xFFFE, 0xFFFF, 0) or raw.FPDFText_HasUnicodeMapError(textpage, i) == 1:
             continue
-        text = chr(code)
+        text = "-" if code == 0x02 else chr(code)  # PDFium marks a hyphen that ends a line as 0x02
         raw.FPDFText_GetLooseCharBox(textpage, i, box)
         raw.FPDFText_GetCharOrigin(textpage, i, x, y)
         font = _font_of(raw, textpage, i, tags, cache)

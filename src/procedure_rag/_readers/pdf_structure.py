@@ -133,10 +133,12 @@ def lay_out(pages: Sequence[PageLines], outline: Sequence[OutlineEntry]) -> Layo
         page_blocks = _tables(_group(lines, page.number))
         blocks.append([*_reading_order(page_blocks, page.width), *furn])
     evidence = "tags" if tagged_headings else "outline" if outline else "fonts"
-    if evidence == "outline":
-        _headings_from_outline(blocks, outline)
+    if evidence in ("tags", "outline"):
+        _headings_from_outline(blocks, outline)  # with tags: the headings they missed (a title)
     elif evidence == "fonts":
         _headings_from_fonts(blocks, body)
+        if not any(b.kind in ("heading", "title") for page_blocks in blocks for b in page_blocks):
+            evidence = "none"
     margins = {
         page.number: _margin(page, page_blocks) for page, page_blocks in zip(pages, blocks, strict=True)
     }
@@ -265,7 +267,12 @@ def _rows(lines: list[Line]) -> list[list[str]]:
 
 
 def _reading_order(blocks: list[Block], width: float) -> list[Block]:
-    """Top to bottom; on a page laid out in two columns, the left column first."""
+    """The order the page draws its blocks in, with two fixes.
+
+    A page laid out in two columns reads the left column first, then the right;
+    and a heading that sits above everything else on the page but is drawn later
+    (a slide's title placeholder) comes first.
+    """
     middle = width / 2
     left = [b for b in blocks if b.right <= middle + 4]
     right = [b for b in blocks if b.left >= middle - 4]
@@ -275,7 +282,11 @@ def _reading_order(blocks: list[Block], width: float) -> list[Block]:
         head = sorted([b for b in spanning if b.bottom <= top + 2], key=lambda b: b.top)
         tail = sorted([b for b in spanning if b.bottom > top + 2], key=lambda b: b.top)
         return [*head, *sorted(left, key=lambda b: b.top), *sorted(right, key=lambda b: b.top), *tail]
-    return sorted(blocks, key=lambda b: round(b.top / 4))
+    if blocks:
+        highest = min(blocks, key=lambda b: b.top)
+        if highest is not blocks[0] and highest.size > blocks[0].size and len(highest.lines) <= _HEADING_LINES:
+            return [highest, *(b for b in blocks if b is not highest)]
+    return blocks
 
 
 def _headable(block: Block) -> bool:
