@@ -213,7 +213,8 @@ class _Writer:
             self._run_text(indent)
             text = with_plain_bullet(fix_line(line.text))
             indented = line.left > self.layout.margins[page.number] + 0.5 * em
-            if block.kind == "item" and line is block.lines[0] and indented and match_step_marker(text) is None:
+            unmarked = match_step_marker(text) is None
+            if block.kind == "item" and line is block.lines[0] and indented and unmarked:
                 text = "• " + text  # a tagged list item whose bullet is a drawing, not text
             start = self.run_length
             self._run_text(text)

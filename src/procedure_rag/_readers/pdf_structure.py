@@ -284,7 +284,8 @@ def _reading_order(blocks: list[Block], width: float) -> list[Block]:
         return [*head, *sorted(left, key=lambda b: b.top), *sorted(right, key=lambda b: b.top), *tail]
     if blocks:
         highest = min(blocks, key=lambda b: b.top)
-        if highest is not blocks[0] and highest.size > blocks[0].size and len(highest.lines) <= _HEADING_LINES:
+        titled = highest.size > blocks[0].size and len(highest.lines) <= _HEADING_LINES
+        if highest is not blocks[0] and titled:
             return [highest, *(b for b in blocks if b is not highest)]
     return blocks
 

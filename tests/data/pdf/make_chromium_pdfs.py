@@ -21,26 +21,38 @@ does not know that syntax).
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PAGES = HERE.parent / "hololens"
+KINDS = ("NOTE", "IMPORTANT", "WARNING", "TIP", "CAUTION")
 LABELS = {
-    "en": {"NOTE": "Note", "IMPORTANT": "Important", "WARNING": "Warning", "TIP": "Tip", "CAUTION": "Caution"},
-    "ja": {"NOTE": "注意", "IMPORTANT": "重要", "WARNING": "警告", "TIP": "ヒント", "CAUTION": "注意"},
+    "en": dict(zip(KINDS, ("Note", "Important", "Warning", "Tip", "Caution"), strict=True)),
+    "ja": dict(zip(KINDS, ("注意", "重要", "警告", "ヒント", "注意"), strict=True)),
 }
 CSS = "body { font-family: 'IPAGothic', 'Liberation Serif', serif; max-width: 40em; margin: auto; }"
+
+
+def tool(name: str) -> str:
+    """The full path of a program on PATH."""
+    path = shutil.which(name)
+    if path is None:
+        raise SystemExit(f"needs {name} on PATH")
+    return path
 
 
 def markdown(lang: str) -> str:
     text = (PAGES / lang / "hololens-recovery.md").read_text(encoding="utf-8")
     text = re.sub(r"\A---\n.*?\n---\n", "", text, flags=re.DOTALL)
     labels = LABELS[lang]
-    return re.sub(
-        r"^>\s*\[!(\w+)\]\s*\n>\s*", lambda m: f"> **{labels.get(m.group(1).upper(), m.group(1))}:** ", text, flags=re.M
-    )
+
+    def label(m: re.Match[str]) -> str:
+        return f"> **{labels.get(m.group(1).upper(), m.group(1))}:** "
+
+    return re.sub(r"^>\s*\[!(\w+)\]\s*\n>\s*", label, text, flags=re.MULTILINE)
 
 
 def main() -> None:
@@ -52,18 +64,18 @@ def main() -> None:
             css = Path(tmp) / "page.css"
             css.write_text(CSS, encoding="utf-8")
             title = "HoloLens 2 recovery" if lang == "en" else "HoloLens 2 の回復"
-            subprocess.run(
-                ["pandoc", "-s", "-f", "gfm", "-t", "html5", str(md), "-o", str(html), "--css", str(css),
-                 "--metadata", f"title={title}", "--metadata", f"lang={lang}"],
+            subprocess.run(  # noqa: S603 - fixed command
+                [tool("pandoc"), "-s", "-f", "gfm", "-t", "html5", str(md), "-o", str(html),
+                 "--css", str(css), "--metadata", f"title={title}", "--metadata", f"lang={lang}"],
                 check=True,
             )  # fmt: skip
             out = HERE / f"hololens-recovery-{lang}.chromium.pdf"
-            subprocess.run(
-                ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--generate-pdf-document-outline",
-                 f"--print-to-pdf={out}", html.as_uri()],
+            subprocess.run(  # noqa: S603 - fixed command
+                [tool("chromium"), "--headless", "--no-sandbox", "--disable-gpu",
+                 "--generate-pdf-document-outline", f"--print-to-pdf={out}", html.as_uri()],
                 check=True, capture_output=True,
             )  # fmt: skip
-            print(out, out.stat().st_size)
+            print(out, out.stat().st_size)  # noqa: T201 - a script's report
 
 
 if __name__ == "__main__":
