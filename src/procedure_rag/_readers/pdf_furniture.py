@@ -37,6 +37,7 @@ _LEADER = re.compile(r"(?:[.．·・…‥_\-]\s*){3,}\s*[0-9０-９]{1,4}\s*$|\
 _DOTTED = re.compile(r"(?:[.．·・…‥]\s*){3,}\s*[0-9０-９]{1,4}\s*$")
 _CONTENTS = re.compile(r"^(?:目\s*次|もくじ|contents|table of contents|inhalt|sommaire)$", re.IGNORECASE)
 _NUMBER_PREFIX = re.compile(r"^(?:第?[0-9０-９]+[章節.．]?(?:[0-9０-９]+[.．]?)*|[(（][0-9０-９]+[)）])\s*")
+_SENTENCE = re.compile(r"[。．]|(?:ます|です|ください)$")
 
 
 def normalised(text: str) -> str:
@@ -138,11 +139,14 @@ def _contents_pages(
         dotted = sum(1 for t in texts if toc_line(t))
         titled = any(is_contents_title(t) for t in texts[:3])
         after_contents = page.number - 1 in out
+        # A contents page goes on: its lines are numbered entries (「1. はじめに」), no sentences.
+        entries = sum(1 for t in texts if _NUMBER_PREFIX.match(unicodedata.normalize("NFKC", t).strip())
+                      and not _SENTENCE.search(t))  # fmt: skip
         if (
             dotted >= 3
-            or (titled and (dotted or listed >= 2))
+            or (titled and (dotted or listed >= 2 or entries >= 3))
             or (len(texts) >= 4 and listed >= 0.6 * len(texts))
-            or (after_contents and len(texts) >= 2 and listed >= 0.5 * len(texts))
+            or (after_contents and len(texts) >= 2 and max(listed, entries) >= 0.5 * len(texts))
         ):
             out.add(page.number)
     return out

@@ -5,9 +5,9 @@
   ``用``, ``⼀`` for ``一``) and Latin ligatures to one glyph (``ﬁ``). Those
   characters, and only those, get NFKC; full-width letters and circled numbers
   (``①``, a step marker) stay as printed.
-* **Letter spacing.** Justified Japanese lines come out with spaces between kana
-  and kanji (「ア ン ダ ー バ ー」); a space between two Japanese characters is
-  removed.
+* **Letter spacing.** Justified Japanese lines come out with a space between every
+  character (「ア ン ダ ー バ ー」); three or more Japanese characters each standing
+  alone between spaces are joined. A space between two words (「アプリ ストア」) stays.
 * **Wrapped lines.** A paragraph's lines are joined without a space where either
   side is Japanese, with one in other scripts, and a word hyphenated at the line
   end (``config-`` / ``uration``) is put back together.
@@ -30,7 +30,8 @@ _CJK = (
     "\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"  # full-width punctuation
     "\uff66-\uff9f"  # half-width katakana
 )
-_SPACED = re.compile(f"(?<=[{_CJK}]) +(?=[{_CJK}])")
+# Three or more Japanese characters, each alone between single spaces: letter spacing.
+_SPACED = re.compile(f"(?<![^ ])[{_CJK}](?: [{_CJK}](?![^ ])){{2,}}")
 _CJK_END = re.compile(f"[{_CJK}]$")
 _CJK_START = re.compile(f"^[{_CJK}]")
 _HYPHENATED = re.compile(r"[a-z]{2}-$")
@@ -41,7 +42,7 @@ def fix_line(text: str) -> str:
     if _LOOKALIKE.search(text):
         text = _LOOKALIKE.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
     if " " in text:
-        text = _SPACED.sub("", text)
+        text = _SPACED.sub(lambda m: m.group().replace(" ", ""), text)
     return text
 
 
