@@ -102,6 +102,8 @@ def labelled(admonition: str, text: str) -> str:
     label = admonition.capitalize() if admonition.isascii() else admonition
     if text.lstrip("*_【").casefold().startswith(admonition.casefold()):
         return text
+    if not any(ch.isalnum() for ch in label):  # a mark, not a word: "※ text", as printed
+        return f"{label} {text}"
     return f"{label}: {text}"
 
 

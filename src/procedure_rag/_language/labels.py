@@ -76,7 +76,7 @@ LEADING_LABEL = re.compile(
     rf"{_BOLD}[【［\[<＜〈《(（](?:{_WORDS})[】］\]>＞〉》)）]{_BOLD}[ \t\u3000:：]*"  # 【注意】 [Note]
     rf"|{_BOLD}(?:{_WORDS}){_BOLD}{_SPACE}*[:：]{_BOLD}{_SPACE}*"  # Note: / 注意： / **Note:**
     rf"|{_BOLD}(?:{_WORDS}){_BOLD}{_SPACE}*(?:\r?\n|$)"  # NOTE alone on its line
-    rf"|※[0-9０-９]*{_SPACE}*"  # ※ / ※1
+    rf"|※(?:[0-9０-９]{{1,2}}(?![0-9０-９/／.．:：年月-]))?{_SPACE}*"  # ※ / ※1, not ※2019/12/15
     rf"|(?:{_JA_STRONG}){_SPACE}+"  # 注意　…
     rf"|(?-i:{_EN_UPPER}){_SPACE}{{2,}}",  # NOTE  … (PDF text whose icon was lost)
     re.IGNORECASE,

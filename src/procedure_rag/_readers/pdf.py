@@ -1,68 +1,81 @@
-"""PDF reader, the plain path: pypdf's text per page, read by the plain-text reader.
+r"""PDF reader: characters with their fonts and boxes, read into headings, steps and tables.
 
-No layout model runs here. pypdf extracts each page twice: in its plain mode, which
-keeps the characters and the spaces between them as the page draws them, and in
-its layout mode, which also keeps where a line starts (indentation) and where the
-page leaves vertical gaps (blank lines), but may drop the space between a step
-number and its text (``1.Type-C``) when they sit in separate cells. When both modes
-see the same lines, each line is taken from the plain mode and indented and spaced
-as in the layout mode; when they disagree, the plain mode alone is used for that
-page. Pages are joined with form feeds, so the plain-text reader
-(:func:`procedure_rag._readers.plaintext.iter_plain_text`) finds the page breaks, and each
-element's ``page`` is set to the PDF page it starts on (1-based, as a viewer counts
-it); a printed page number that differs is kept as the hint ``printed_page``.
+No model runs here. PDFium (:mod:`procedure_rag._readers.pdf_pages`) gives each
+page's lines with their font size, weight, box and tag;
+:mod:`procedure_rag._readers.pdf_structure` groups them into blocks and decides
+what each block is from the best evidence the file has (its tag tree, its outline,
+then font statistics); :mod:`procedure_rag._readers.pdf_furniture` finds running
+headers, footers and contents pages. This module writes the blocks out as layout
+elements: headings with their level, list items with their markers and nesting
+(:class:`~procedure_rag._readers.layout_json.ListAssembler`), notes by their label,
+tables as Markdown, captions, and headers and footers (dropped by the chunker by
+default). Every element has its 1-based ``page`` and its ``bbox``; a printed page
+number that differs from the PDF page is kept as the hint ``printed_page``.
 
-For headings by font size, tables as cells, reading order across columns or
-scanned pages, use a layout parser (Docling, Unstructured, a cloud service) and
-chunk its output instead; see ``docs/readers/pdf.md``.
+Pages without a text layer (scans) give one :class:`UserWarning` naming them; the
+rest is read. For scanned PDFs use OCR or a layout parser (Docling, Unstructured,
+a cloud service) and chunk its output; see ``docs/readers/pdf.md``.
 """
 
 from __future__ import annotations
 
-import io
-import os
-import re
+import warnings
+from bisect import bisect_right
 from collections.abc import Iterator
-from typing import IO, TYPE_CHECKING
+from dataclasses import dataclass, field, replace
 
-from procedure_rag._errors import ReaderError
+from procedure_rag._language.numbering import match_step_marker
+from procedure_rag._readers.draft import ElementDraft, element_id_for
 from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
-from procedure_rag._readers.registry import PagedText, Source, iter_paged_text
-from procedure_rag._types import LayoutElement
+from procedure_rag._readers.pdf_pages import Line, PageLines, PdfFile, PdfSource
+from procedure_rag._readers.pdf_structure import Block, Layout, lay_out
+from procedure_rag._readers.pdf_text import fix_line, with_plain_bullet
+from procedure_rag._readers.plaintext import iter_plain_text_within
+from procedure_rag._readers.registry import Source
+from procedure_rag._readers.tables import pipe_table
+from procedure_rag._types import BBox, ElementKind, LayoutElement, Span
 
-if TYPE_CHECKING:
-    from pypdf import PageObject, PdfReader
-
-__all__ = ["extract_pdf_text", "iter_pdf", "read_pdf"]
+__all__ = ["PdfSource", "extract_pdf_text", "iter_pdf", "read_pdf"]
 
 _FORMAT = "pdf"
-_INSTALL_HINT = "reading PDF files needs pypdf: pip install 'procedure-rag[pdf]'"
-_SPACES = re.compile(r"\s+")
-_INDENT = re.compile(r"[ \t]*")
-
-PdfSource = bytes | bytearray | str | os.PathLike[str] | IO[bytes]
+_KINDS = {
+    "heading": ElementKind.SECTION_HEADER,
+    "title": ElementKind.TITLE,
+    "caption": ElementKind.CAPTION,
+    "header": ElementKind.PAGE_HEADER,
+    "footer": ElementKind.PAGE_FOOTER,
+    "contents": ElementKind.TEXT,
+}
 
 
 def read_pdf(source: PdfSource, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS) -> Source:
-    r"""Read a PDF's text and its layout elements.
+    r"""Read a PDF's layout elements and its text.
 
     Args:
         source: The PDF as bytes, a path, or a binary file object.
         source_id: Id of the document; element ids start with it.
-        options: The reader options, for the plain-text reader of the extracted text.
+        options: The reader options (step and heading numbering styles).
 
     Returns:
-        ``Source("pdf", elements, text)``: ``text`` is the extracted text, pages joined
-        by form feeds (``"\f"``); the elements' spans point into it.
+        ``Source("pdf", elements, text)``: ``text`` holds the elements' texts, pages
+        joined by form feeds (``"\f"``); the elements' spans point into it.
 
     Raises:
-        ReaderError: For input that is not a PDF, a damaged or encrypted file
-            (record ``"file"``), or a page whose text cannot be extracted
-            (record ``"page N"``).
-        ImportError: When pypdf is not installed.
+        ReaderError: For input that is not a PDF, a damaged, truncated or encrypted
+            file (record ``"file"``), or a page that cannot be read (``"page N"``).
+        ImportError: When pypdfium2 is not installed.
     """
-    paged = PagedText.join(extract_pdf_text(source))
-    return Source(_FORMAT, list(iter_paged_text(paged, source_id=source_id, options=options)), paged.text)
+    with PdfFile(source) as pdf:
+        outline = pdf.outline()
+        pages = list(pdf.pages())
+    _warn_without_text(pages)
+    layout = lay_out(pages, outline)
+    writer = _Writer(source_id, options, layout)
+    for page, blocks in zip(layout.pages, layout.blocks, strict=True):
+        writer.page(page)
+        for block in blocks:
+            writer.block(block, page)
+    return Source(_FORMAT, writer.finish(), writer.text)
 
 
 def iter_pdf(
@@ -73,75 +86,217 @@ def iter_pdf(
 
 
 def extract_pdf_text(source: PdfSource) -> list[str]:
-    """Return the text of each page of a PDF, in page order (see the module docstring).
+    """Return each page's text, lines in the order the page draws them (headers and footers included)."""
+    with PdfFile(source) as pdf:
+        return ["\n".join(line.text for line in page.lines) for page in pdf.pages()]
 
-    Raises:
-        ReaderError: As :func:`read_pdf`.
-        ImportError: When pypdf is not installed.
+
+def _warn_without_text(pages: list[PageLines]) -> None:
+    empty = [p.number for p in pages if p.chars == 0]
+    if not empty:
+        return
+    runs: list[list[int]] = []
+    for n in empty:
+        if runs and runs[-1][-1] == n - 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    named = ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}–{r[-1]}" for r in runs)
+    word = "page" if len(empty) == 1 else "pages"
+    warnings.warn(f"no text layer on {word} {named}: use OCR or a layout parser", UserWarning, stacklevel=3)
+
+
+@dataclass
+class _RunLine:
+    start: int
+    end: int
+    page: PageLines
+    line: Line
+
+
+@dataclass
+class _Writer:
+    """Writes the blocks out as elements and their text, so each element gets a span.
+
+    Body text between two structural blocks (headings, tables, captions, contents) is
+    one run, read by the plain-text rules (step markers, nesting by indentation,
+    lead-ins, notes, menu paths) across page breaks; each element it gives gets the
+    page and box of the lines its span covers.
     """
-    reader = _open(source)
-    out = []
-    for number, page in enumerate(reader.pages, start=1):
-        try:
-            out.append(_page_text(page))
-        except Exception as exc:  # pypdf raises many types on a damaged content stream
-            raise ReaderError(_FORMAT, f"page {number}", f"cannot extract its text: {exc}") from exc
-    return out
+
+    source_id: str
+    options: ReaderOptions
+    layout: Layout
+    elements: list[LayoutElement] = field(default_factory=list)
+    parts: list[str] = field(default_factory=list)
+    position: int = 0
+    run: list[str] = field(default_factory=list)
+    run_lines: list[_RunLine] = field(default_factory=list)
+    run_start: int = 0
+    run_length: int = 0
+    runs: int = 0
+    level: int = 0
+    pages: int = 0
+    furniture: list[tuple[Block, PageLines]] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+    def page(self, page: PageLines) -> None:
+        if self.pages:
+            if self.run_lines:
+                self._run_text("\f")
+            else:
+                self._write("\f")
+        self.pages += 1
+
+    def block(self, block: Block, page: PageLines) -> None:
+        if block.kind in ("header", "footer"):
+            self.furniture.append((block, page))
+        elif block.kind in ("text", "item"):
+            self._add_to_run(block, page)
+        else:
+            self.flush()
+            self._structural(block, page)
+
+    def finish(self) -> list[LayoutElement]:
+        self.flush()
+        for block, page in self.furniture:
+            self._structural(block, page)
+        return self.elements
+
+    def _hints(self, page: PageLines) -> tuple[tuple[str, str], ...]:
+        printed = self.layout.furniture.printed.get(page.number)
+        return (("printed_page", str(printed)),) if printed is not None and printed != page.number else ()
+
+    def _structural(self, block: Block, page: PageLines) -> None:
+        hints = self._hints(page)
+        if block.kind == "table":
+            draft = ElementDraft(ElementKind.TABLE, pipe_table(block.rows), hints=hints)
+        else:
+            if block.kind == "contents":
+                hints = (*hints, ("contents", "true"))
+            if block.kind == "heading":
+                self.level = block.level
+            elif block.kind == "title":
+                self.level = 0
+            draft = ElementDraft(_KINDS[block.kind], block.text, level=block.level, hints=hints)
+        if draft.text:
+            bbox = _box(block.lines, page)
+            self._add(
+                draft.build(
+                    self._next_id(),
+                    len(self.elements),
+                    span=Span(self.position, self.position + len(draft.text)),
+                    page=page.number,
+                    bbox=bbox,
+                    record_id=f"page {page.number}",
+                )
+            )
+            self._write(draft.text + "\n\n")
+
+    def _add_to_run(self, block: Block, page: PageLines) -> None:
+        em = max(self.layout.body, 1.0)
+        for line in block.lines:
+            if self.run_lines:
+                prev = self.run_lines[-1]
+                gap = prev.page is page and line.top - prev.line.bottom > 0.45 * max(
+                    line.size, prev.line.size
+                )
+                self._run_text(
+                    "\n\n"
+                    if gap or (line is block.lines[0] and prev.page is page and _apart(prev.line, line))
+                    else "\n"
+                )
+            indent = " " * min(40, max(0, round((line.left - self.layout.margins[page.number]) / (0.5 * em))))
+            self._run_text(indent)
+            text = with_plain_bullet(fix_line(line.text))
+            indented = line.left > self.layout.margins[page.number] + 0.5 * em
+            unmarked = match_step_marker(text) is None
+            if block.kind == "item" and line is block.lines[0] and indented and unmarked:
+                text = "• " + text  # a tagged list item whose bullet is a drawing, not text
+            start = self.run_length
+            self._run_text(text)
+            self.run_lines.append(_RunLine(start, self.run_length, page, line))
+
+    def _run_text(self, text: str) -> None:
+        if not self.run:
+            self.run_start = self.position
+        self.run.append(text)
+        self.run_length += len(text)
+
+    def flush(self) -> None:
+        if not self.run_lines:
+            self.run.clear()
+            self.run_length = 0
+            return
+        text = "".join(self.run)
+        self.runs += 1
+        # The plain-text rules guess headings from a line's shape; the layout's own
+        # evidence (tags, outline, fonts), where it found headings, is better.
+        strong = self.layout.heading_evidence != "none"
+        starts = [r.start for r in self.run_lines]
+        for element in iter_plain_text_within(
+            text,
+            source_id=self.source_id,
+            run_id=f"{self.source_id}#r{self.runs}",
+            offset=self.position,
+            first_order=len(self.elements),
+            options=self.options,
+        ):
+            span = element.span
+            lines = self.run_lines
+            if span is not None:
+                first = max(0, bisect_right(starts, span.start - self.position) - 1)
+                last = max(first, bisect_right(starts, span.end - self.position - 1) - 1)
+                lines = self.run_lines[first : last + 1]
+            page = lines[0].page
+            on_page = [r.line for r in lines if r.page is page]
+            kind, level = element.kind, element.level
+            if kind in (ElementKind.SECTION_HEADER, ElementKind.TITLE):
+                if strong:
+                    kind, level = ElementKind.TEXT, 0
+                else:
+                    kind, level = ElementKind.SECTION_HEADER, self.level + max(element.level, 1)
+            placed = replace(element, kind=kind, level=level, page=page.number, bbox=_box(on_page, page))
+            self._add(
+                replace(placed, hints=(*element.hints, *self._hints(page)), record_id=f"page {page.number}")
+            )
+        self._write(text + "\n\n")
+        self.run.clear()
+        self.run_lines.clear()
+        self.run_length = 0
+
+    def _next_id(self) -> str:
+        return element_id_for(self.source_id, len(self.elements))
+
+    def _add(self, element: LayoutElement) -> None:
+        self.elements.append(element)
+
+    def _write(self, text: str) -> None:
+        self.parts.append(text)
+        self.position += len(text)
 
 
-def _open(source: PdfSource) -> PdfReader:
-    try:
-        from pypdf import PdfReader  # noqa: PLC0415 - optional dependency
-        from pypdf.errors import PyPdfError  # noqa: PLC0415 - optional dependency
-    except ImportError as exc:
-        raise ImportError(_INSTALL_HINT) from exc
-    stream = _stream(source)
-    head = stream.read(1024)
-    stream.seek(0)
-    if b"%PDF-" not in head:
-        raise ReaderError(_FORMAT, "file", f"not a PDF: it starts with {head[:16]!r}, not %PDF-")
-    try:
-        reader = PdfReader(stream)
-        if reader.is_encrypted and not reader.decrypt(""):  # an owner password alone still opens
-            raise ReaderError(_FORMAT, "file", "is encrypted with a password; decrypt it first")
-        len(reader.pages)  # reads the page tree, where truncated files fail
-    except ReaderError:
-        raise
-    except (PyPdfError, ValueError, KeyError, TypeError, OSError) as exc:
-        raise ReaderError(_FORMAT, "file", f"cannot be read: {type(exc).__name__}: {exc}") from exc
-    return reader
+def _apart(prev: Line, line: Line) -> bool:
+    """Two blocks of a run that the page sets apart: another size or weight."""
+    return abs(prev.size - line.size) > 0.6 or prev.bold != line.bold
 
 
-def _stream(source: PdfSource) -> IO[bytes]:
-    if isinstance(source, bytes | bytearray):
-        return io.BytesIO(bytes(source))
-    if isinstance(source, str | os.PathLike):
-        try:
-            with open(source, "rb") as f:
-                return io.BytesIO(f.read())
-        except OSError as exc:
-            raise ReaderError(_FORMAT, "file", f"cannot be opened: {exc}") from exc
-    if hasattr(source, "read") and hasattr(source, "seek"):
-        return source
-    msg = f"a PDF source must be bytes, a path or a binary file object, got {type(source).__name__}"
-    raise TypeError(msg)
+def _box(lines: list[Line], page: PageLines) -> BBox | None:
+    if not lines:
+        return None
 
+    def frac(value: float, size: float) -> float:
+        return min(1.0, max(0.0, value / size)) if size > 0 else 0.0
 
-def _page_text(page: PageObject) -> str:
-    plain = page.extract_text(extraction_mode="plain").replace("\f", "\n")
-    layout = page.extract_text(extraction_mode="layout").replace("\f", "\n")
-    plain_lines = [line.strip() for line in plain.splitlines() if line.strip()]
-    layout_lines = layout.splitlines()
-    shown = [line for line in layout_lines if line.strip()]
-    if [_SPACES.sub("", line) for line in shown] != [_SPACES.sub("", line) for line in plain_lines]:
-        return plain.strip("\n")
-    lines: list[str] = []
-    taken = iter(plain_lines)
-    for line in layout_lines:
-        if not line.strip():
-            if lines and lines[-1]:
-                lines.append("")  # a vertical gap: one blank line
-            continue
-        indent = _INDENT.match(line)
-        lines.append((indent.group() if indent else "") + next(taken))
-    return "\n".join(lines).strip("\n")
+    return BBox(
+        frac(min(ln.left for ln in lines), page.width),
+        frac(min(ln.top for ln in lines), page.height),
+        frac(max(ln.right for ln in lines), page.width),
+        frac(max(ln.bottom for ln in lines), page.height),
+        page.width,
+        page.height,
+        "pt",
+    )

@@ -1,0 +1,397 @@
+"""A PDF's pages as lines of characters with their font and box, through pypdfium2.
+
+PDFium (the PDF engine of Chromium, via pypdfium2) gives every character with its
+box, its font and the marked-content id that ties it to the tag tree of a tagged
+PDF. This module is the only one that talks to PDFium: it opens the file (a clear
+:class:`ReaderError` for a file that is not a PDF, damaged or encrypted), reads the
+outline, and turns each page into :class:`PageLines` (lines split into cells at
+wide gaps, each with its size, weight, box and tag), one page at a time, so a long
+PDF never holds more than one page of characters. Boxes are in points from the
+page's top-left corner.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import IO
+
+from procedure_rag._errors import ReaderError
+
+__all__ = ["Cell", "Line", "OutlineEntry", "PageLines", "PdfFile", "PdfSource"]
+
+FORMAT = "pdf"
+INSTALL_HINT = "reading PDF files needs pypdfium2: pip install 'procedure-rag[pdf]'"
+
+PdfSource = bytes | bytearray | str | os.PathLike[str] | IO[bytes]
+
+# A gap wider than this many ems between two characters of a line starts a new cell.
+_CELL_GAP = 1.6
+# Tag types that hold one block of text; a character belongs to its nearest one.
+_BLOCK_TAGS = frozenset(
+    {"P", "H", "H1", "H2", "H3", "H4", "H5", "H6", "LI", "LBody", "Lbl", "TD", "TH", "Caption", "Note"}
+    | {"Title", "BlockQuote", "Code", "TOCI", "Figure", "Formula"}
+)
+# Tags inside a list item that are part of the item's own text (its label and body).
+_IN_ITEM = frozenset({"Lbl", "LBody", "P"})
+_BOLD_NAMES = ("bold", "black", "heavy", "demi", "semibold", "w6", "w7", "w8", "w9", "-b")
+_FORCE_BOLD = 1 << 18
+_FIXED_PITCH = 1
+_MONO_NAMES = ("mono", "courier", "consol", "menlo", "code")
+
+
+@dataclass(frozen=True, slots=True)
+class OutlineEntry:
+    """One bookmark: its depth (0 for the top), title and 1-based page (``None`` when it points nowhere)."""
+
+    level: int
+    title: str
+    page: int | None
+
+
+@dataclass(slots=True)
+class Cell:
+    """A run of a line's characters with no wide gap inside."""
+
+    text: str
+    left: float
+    right: float
+
+
+@dataclass(slots=True)
+class Line:
+    """One line of a page: its cells, box, dominant font size and weight, and tag.
+
+    ``tag`` is the type of the tag-tree element the line's first character belongs to
+    (``"H2"``, ``"LI"``, ``"TD"``…), ``tag_key`` identifies that element so that lines
+    of one tagged paragraph stay together, and ``tag_path`` lists the types from the
+    element up to the root.
+    """
+
+    cells: list[Cell]
+    left: float
+    top: float
+    right: float
+    bottom: float
+    size: float
+    bold: bool
+    mono: bool = False
+    tag: str = ""
+    tag_key: int = 0
+    tag_path: tuple[str, ...] = ()
+
+    @property
+    def text(self) -> str:
+        """The line's text, cells joined by one space."""
+        return " ".join(c.text for c in self.cells)
+
+    @property
+    def height(self) -> float:
+        return self.bottom - self.top
+
+
+@dataclass(slots=True)
+class PageLines:
+    """A page's lines in the order the page draws them, with its 1-based number and size in points."""
+
+    number: int
+    width: float
+    height: float
+    lines: list[Line] = field(default_factory=list)
+    chars: int = 0
+
+
+class PdfFile:
+    """An open PDF: its page count, outline and pages as lines (see the module docstring)."""
+
+    def __init__(self, source: PdfSource) -> None:
+        try:
+            import pypdfium2 as pdfium  # noqa: PLC0415 - optional dependency
+            from pypdfium2 import raw  # noqa: PLC0415 - optional dependency
+        except ImportError as exc:
+            raise ImportError(INSTALL_HINT) from exc
+        self._raw = raw
+        data = _read_bytes(source)
+        head = data[:1024]
+        if b"%PDF-" not in head:
+            raise ReaderError(FORMAT, "file", f"not a PDF: it starts with {head[:16]!r}, not %PDF-")
+        try:
+            self._doc = pdfium.PdfDocument(data)
+        except pdfium.PdfiumError as exc:
+            raise ReaderError(FORMAT, "file", _open_problem(exc)) from exc
+        self.page_count = len(self._doc)
+        if self.page_count == 0:
+            raise ReaderError(FORMAT, "file", "cannot be read: it has no pages (truncated or damaged?)")
+
+    def close(self) -> None:
+        """Release PDFium's document."""
+        self._doc.close()
+
+    def __enter__(self) -> PdfFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def outline(self) -> list[OutlineEntry]:
+        """The bookmarks in document order (an empty list when the PDF has none)."""
+        out = []
+        try:
+            for item in self._doc.get_toc(max_depth=8):
+                dest = item.get_dest()
+                index = dest.get_index() if dest is not None else None
+                title = (item.get_title() or "").strip()
+                if title:
+                    out.append(OutlineEntry(item.level, title, None if index is None else index + 1))
+        except Exception:
+            return []
+        return out
+
+    def pages(self) -> Iterator[PageLines]:
+        """Yield each page's lines, one page loaded at a time."""
+        for index in range(self.page_count):
+            yield self.page(index)
+
+    def page(self, index: int) -> PageLines:
+        """The lines of page ``index`` (0-based)."""
+        try:
+            page = self._doc[index]
+        except Exception as exc:
+            raise ReaderError(FORMAT, f"page {index + 1}", f"cannot be read: {exc}") from exc
+        try:
+            width, height = page.get_size()
+            textpage = page.get_textpage()
+            try:
+                tags = _tag_map(self._raw, page.raw)
+                lines, count = _read_lines(self._raw, textpage.raw, height, tags)
+            finally:
+                textpage.close()
+        finally:
+            page.close()
+        return PageLines(index + 1, width, height, lines, count)
+
+
+def _read_bytes(source: PdfSource) -> bytes:
+    if isinstance(source, bytes | bytearray):
+        return bytes(source)
+    if isinstance(source, str | os.PathLike):
+        try:
+            with open(source, "rb") as f:
+                return f.read()
+        except OSError as exc:
+            raise ReaderError(FORMAT, "file", f"cannot be opened: {exc}") from exc
+    if hasattr(source, "read"):
+        data = source.read()
+        if isinstance(data, bytes | bytearray):
+            return bytes(data)
+        raise TypeError("a PDF file object must be opened in binary mode")
+    msg = f"a PDF source must be bytes, a path or a binary file object, got {type(source).__name__}"
+    raise TypeError(msg)
+
+
+def _open_problem(exc: Exception) -> str:
+    text = str(exc)
+    if "password" in text.lower():
+        return "is encrypted with a password; decrypt it first"
+    return f"cannot be read (damaged or truncated?): {text}"
+
+
+def _utf16(getter: Callable[..., int], handle: object) -> str:
+    size = getter(handle, None, 0)
+    if size <= 2:
+        return ""
+    buf = ctypes.create_string_buffer(size)
+    getter(handle, buf, size)
+    return buf.raw[: size - 2].decode("utf-16-le", errors="replace")
+
+
+@dataclass(frozen=True, slots=True)
+class _Tag:
+    key: int
+    kind: str
+    path: tuple[str, ...]
+
+
+def _tag_map(raw: ModuleType, page: object) -> dict[int, _Tag]:
+    """Marked-content id -> the block tag holding it, for a tagged page (empty otherwise)."""
+    tree = raw.FPDF_StructTree_GetForPage(page)
+    if not tree:
+        return {}
+    out: dict[int, _Tag] = {}
+    try:
+        count = raw.FPDF_StructTree_CountChildren(tree)
+        stack: list[tuple[object, tuple[str, ...], _Tag | None]] = [
+            (raw.FPDF_StructTree_GetChildAtIndex(tree, i), (), None) for i in range(max(count, 0))
+        ]
+        stack.reverse()
+        serial = 0
+        while stack:
+            element, path, block = stack.pop()
+            if not element:
+                continue
+            kind = _utf16(raw.FPDF_StructElement_GetType, element)
+            path = (kind, *path)
+            if kind in _BLOCK_TAGS and not (block is not None and block.kind == "LI" and kind in _IN_ITEM):
+                serial += 1
+                block = _Tag(serial, kind, path)
+            for i in range(max(raw.FPDF_StructElement_GetMarkedContentIdCount(element), 0)):
+                mcid = raw.FPDF_StructElement_GetMarkedContentIdAtIndex(element, i)
+                if mcid >= 0 and block is not None:
+                    out[mcid] = block
+            children = raw.FPDF_StructElement_CountChildren(element)
+            stack.extend(
+                (raw.FPDF_StructElement_GetChildAtIndex(element, i), path, block)
+                for i in range(max(children, 0) - 1, -1, -1)
+            )
+    finally:
+        raw.FPDF_StructTree_Close(tree)
+    return out
+
+
+@dataclass(slots=True)
+class _Font:
+    size: float
+    bold: bool
+    tag: _Tag | None
+    mono: bool = False
+
+
+def _font_of(
+    raw: ModuleType, textpage: object, index: int, tags: dict[int, _Tag], cache: dict[int, _Font]
+) -> _Font:
+    obj = raw.FPDFText_GetTextObject(textpage, index)
+    address = ctypes.cast(obj, ctypes.c_void_p).value or 0
+    font = cache.get(address)
+    if font is not None:
+        return font
+    matrix = raw.FS_MATRIX()
+    raw.FPDFText_GetMatrix(textpage, index, matrix)
+    scale = abs(matrix.a * matrix.d - matrix.b * matrix.c) ** 0.5 or 1.0
+    size = float(raw.FPDFText_GetFontSize(textpage, index)) * scale  # the size as printed, in points
+    bold = raw.FPDFText_GetFontWeight(textpage, index) >= 600
+    tag = None
+    mono = False
+    if obj:
+        handle = raw.FPDFTextObj_GetFont(obj)
+        if handle:
+            name = ctypes.create_string_buffer(128)
+            raw.FPDFFont_GetBaseFontName(handle, name, 128)
+            lowered = name.value.decode("latin-1").lower()
+            bold = bold or any(word in lowered for word in _BOLD_NAMES)
+            flags = raw.FPDFFont_GetFlags(handle)
+            bold = bold or bool(flags & _FORCE_BOLD)
+            mono = bool(flags & _FIXED_PITCH) or any(word in lowered for word in _MONO_NAMES)
+        if tags:
+            tag = tags.get(raw.FPDFPageObj_GetMarkedContentID(obj))
+    font = _Font(size, bold, tag, mono)
+    cache[address] = font
+    return font
+
+
+@dataclass(slots=True)
+class _Char:
+    text: str
+    left: float
+    top: float
+    right: float
+    bottom: float
+    baseline: float
+    font: _Font
+
+
+def _read_lines(
+    raw: ModuleType, textpage: object, page_height: float, tags: dict[int, _Tag]
+) -> tuple[list[Line], int]:
+    count = raw.FPDFText_CountChars(textpage)
+    box = raw.FS_RECTF()
+    x = ctypes.c_double()
+    y = ctypes.c_double()
+    cache: dict[int, _Font] = {}
+    lines: list[Line] = []
+    current: list[_Char] = []
+    shown = 0
+    for i in range(max(count, 0)):
+        code = raw.FPDFText_GetUnicode(textpage, i)
+        if code in (0x0A, 0x0D):  # a line end PDFium found (drawn or generated)
+            if current:
+                _flush(current, lines)
+                current = []
+            continue
+        if code in (0x20, 0x09, 0xA0, 0x3000):  # a space, drawn or generated between words
+            if current and not current[-1].text.isspace():
+                last = current[-1]
+                current.append(
+                    _Char(" ", last.right, last.top, last.right, last.bottom, last.baseline, last.font)
+                )
+            continue
+        if code in (0xFFFE, 0xFFFF, 0) or raw.FPDFText_HasUnicodeMapError(textpage, i) == 1:
+            continue
+        text = "-" if code == 0x02 else chr(code)  # PDFium marks a hyphen that ends a line as 0x02
+        raw.FPDFText_GetLooseCharBox(textpage, i, box)
+        raw.FPDFText_GetCharOrigin(textpage, i, x, y)
+        font = _font_of(raw, textpage, i, tags, cache)
+        char = _Char(text, box.left, page_height - box.top, box.right, page_height - box.bottom,
+                     page_height - y.value, font)  # fmt: skip
+        if current and _breaks(next(c for c in reversed(current) if not c.text.isspace()), char):
+            _flush(current, lines)
+            current = []
+        current.append(char)
+        if not text.isspace():
+            shown += 1
+    if current:
+        _flush(current, lines)
+    return lines, shown
+
+
+def _breaks(prev: _Char, char: _Char) -> bool:
+    """A new line starts: the baseline moved by half a line, or the text went back left."""
+    em = max(prev.font.size, char.font.size, 1.0)
+    if abs(char.baseline - prev.baseline) > 0.5 * em and not (char.top < prev.baseline < char.bottom):
+        return True
+    return char.right < prev.left - 2 * em
+
+
+def _flush(chars: list[_Char], lines: list[Line]) -> None:
+    shown = [c for c in chars if not c.text.isspace()]
+    if not shown:
+        return
+    cells: list[Cell] = []
+    parts: list[str] = []
+    start = shown[0].left
+    prev: _Char | None = None
+    for c in chars:
+        if c.text.isspace():
+            if parts and parts[-1] != " ":
+                parts.append(" ")
+            continue
+        if prev is not None and c.left - prev.right > _CELL_GAP * max(prev.font.size, c.font.size, 1.0):
+            cells.append(Cell("".join(parts).strip(), start, prev.right))
+            parts = []
+            start = c.left
+        parts.append(c.text)
+        prev = c
+    if prev is not None:
+        cells.append(Cell("".join(parts).strip(), start, prev.right))
+    sizes = Counter(round(c.font.size * 2) / 2 for c in shown)
+    bold = sum(1 for c in shown if c.font.bold) * 2 > len(shown)
+    tag = next((c.font.tag for c in shown if c.font.tag is not None), None)
+    mono = sum(1 for c in shown if c.font.mono) * 2 > len(shown)
+    lines.append(
+        Line(
+            [c for c in cells if c.text],
+            min(c.left for c in shown),
+            min(c.top for c in shown),
+            max(c.right for c in shown),
+            max(c.bottom for c in shown),
+            sizes.most_common(1)[0][0],
+            bold,
+            mono,
+            tag.kind if tag else "",
+            tag.key if tag else 0,
+            tag.path if tag else (),
+        )
+    )

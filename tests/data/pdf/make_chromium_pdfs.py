@@ -1,0 +1,82 @@
+"""Write the Chromium-printed PDF fixtures of tests/data/pdf/ from the HoloLens pages.
+
+Not run by the tests: the PDFs are committed. To rewrite them you need pandoc and
+Debian's Chromium (and ``fonts-ipafont-gothic`` for the Japanese page):
+
+    python tests/data/pdf/make_chromium_pdfs.py
+
+Each HoloLens recovery page (tests/data/hololens/{en,ja}/hololens-recovery.md, CC BY 4.0,
+see tests/data/hololens/LICENSE) goes through pandoc to HTML and through Chromium's
+print-to-PDF, as a user saving a help page as PDF would:
+
+* ``hololens-recovery-en.chromium.pdf``: tagged, with the document outline Chromium
+  makes from the headings (``--generate-pdf-document-outline``), and Chromium's own
+  running header (date, title) and footer (file URL, ``n/N``) on every page.
+* ``hololens-recovery-ja.chromium.pdf``: the same for the Japanese page.
+
+The pages' ``> [!NOTE]`` blocks are written as ``**Note:**`` paragraphs first (pandoc
+does not know that syntax).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PAGES = HERE.parent / "hololens"
+KINDS = ("NOTE", "IMPORTANT", "WARNING", "TIP", "CAUTION")
+LABELS = {
+    "en": dict(zip(KINDS, ("Note", "Important", "Warning", "Tip", "Caution"), strict=True)),
+    "ja": dict(zip(KINDS, ("注意", "重要", "警告", "ヒント", "注意"), strict=True)),
+}
+CSS = "body { font-family: 'IPAGothic', 'Liberation Serif', serif; max-width: 40em; margin: auto; }"
+
+
+def tool(name: str) -> str:
+    """The full path of a program on PATH."""
+    path = shutil.which(name)
+    if path is None:
+        raise SystemExit(f"needs {name} on PATH")
+    return path
+
+
+def markdown(lang: str) -> str:
+    text = (PAGES / lang / "hololens-recovery.md").read_text(encoding="utf-8")
+    text = re.sub(r"\A---\n.*?\n---\n", "", text, flags=re.DOTALL)
+    labels = LABELS[lang]
+
+    def label(m: re.Match[str]) -> str:
+        return f"> **{labels.get(m.group(1).upper(), m.group(1))}:** "
+
+    return re.sub(r"^>\s*\[!(\w+)\]\s*\n>\s*", label, text, flags=re.MULTILINE)
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        for lang in ("en", "ja"):
+            md = Path(tmp) / f"recovery-{lang}.md"
+            md.write_text(markdown(lang), encoding="utf-8")
+            html = Path(tmp) / f"recovery-{lang}.html"
+            css = Path(tmp) / "page.css"
+            css.write_text(CSS, encoding="utf-8")
+            title = "HoloLens 2 recovery" if lang == "en" else "HoloLens 2 の回復"
+            subprocess.run(  # noqa: S603 - fixed command
+                [tool("pandoc"), "-s", "-f", "gfm", "-t", "html5", str(md), "-o", str(html),
+                 "--css", str(css), "--metadata", f"title={title}", "--metadata", f"lang={lang}"],
+                check=True,
+            )  # fmt: skip
+            out = HERE / f"hololens-recovery-{lang}.chromium.pdf"
+            subprocess.run(  # noqa: S603 - fixed command
+                [tool("chromium"), "--headless", "--no-sandbox", "--disable-gpu",
+                 "--generate-pdf-document-outline", f"--print-to-pdf={out}", html.as_uri()],
+                check=True, capture_output=True,
+            )  # fmt: skip
+            print(out, out.stat().st_size)  # noqa: T201 - a script's report
+
+
+if __name__ == "__main__":
+    main()
