@@ -27,6 +27,7 @@ from procedure_rag._types import Chunk, ElementKind
 
 DATA = Path(__file__).resolve().parent / "data"
 CHROMIUM = {lang: DATA / "pdf" / f"hololens-recovery-{lang}.chromium.pdf" for lang in ("en", "ja")}
+LIBREOFFICE = DATA / "pdf" / "hololens-recovery-en.libreoffice.pdf"
 SAPPHIRE = DATA / "real-docs" / "ja_yamagata-u_sapphire_app-manual.pages-1-8.pdf"
 EXASTRO = DATA / "real-docs" / "ja_exastro_ita-azure-setting-samples_install.pages-1-16.pdf"
 K = ElementKind
@@ -59,11 +60,20 @@ def test_tagged_headings_are_the_pages_headings_in_order(lang: str) -> None:
     assert headings[1:] == markdown_headings(lang)  # after the title pandoc printed
 
 
-@pytest.mark.parametrize("lang", ["en", "ja"])
-def test_section_paths_follow_the_outline(lang: str) -> None:
-    with PdfFile(CHROMIUM[lang]) as pdf:
+def test_word_style_tags_whose_paragraphs_go_on_over_a_page_break() -> None:
+    # LibreOffice (as Word) tags a paragraph that goes on to the next page once, with the next
+    # page's content ids beside its own: they must not take the place of that page's heading.
+    headings = [e.text for e in read_pdf(LIBREOFFICE, source_id="doc").elements if e.kind is K.SECTION_HEADER]
+    assert headings == markdown_headings("en")
+
+
+@pytest.mark.parametrize(
+    "path", [CHROMIUM["en"], CHROMIUM["ja"], LIBREOFFICE], ids=["chromium-en", "chromium-ja", "libreoffice"]
+)
+def test_section_paths_follow_the_outline(path: Path) -> None:
+    with PdfFile(path) as pdf:
         outline = [e.title for e in pdf.outline()]
-    chunks = chunks_of(CHROMIUM[lang])
+    chunks = chunks_of(path)
     assert chunks
     right = [c for c in chunks if c.section_path and c.section_path[-1] in outline]
     assert len(right) / len(chunks) >= 0.95

@@ -13,6 +13,7 @@ page's top-left corner.
 from __future__ import annotations
 
 import ctypes
+import itertools
 import os
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -222,6 +223,7 @@ def _tag_map(raw: ModuleType, page: object) -> dict[int, _Tag]:
     if not tree:
         return {}
     out: dict[int, _Tag] = {}
+    weak: set[int] = set()  # ids taken by an element that spans pages
     try:
         count = raw.FPDF_StructTree_CountChildren(tree)
         stack: list[tuple[object, tuple[str, ...], _Tag | None]] = [
@@ -238,10 +240,21 @@ def _tag_map(raw: ModuleType, page: object) -> dict[int, _Tag]:
             if kind in _BLOCK_TAGS and not (block is not None and block.kind == "LI" and kind in _IN_ITEM):
                 serial += 1
                 block = _Tag(serial, kind, path)
-            for i in range(max(raw.FPDF_StructElement_GetMarkedContentIdCount(element), 0)):
-                mcid = raw.FPDF_StructElement_GetMarkedContentIdAtIndex(element, i)
-                if mcid >= 0 and block is not None:
+            count = max(raw.FPDF_StructElement_GetMarkedContentIdCount(element), 0)
+            ids = [raw.FPDF_StructElement_GetMarkedContentIdAtIndex(element, i) for i in range(count)]
+            ids = [mcid for mcid in ids if mcid >= 0]
+            # Ids count per page: an element that goes on to the next page lists that page's
+            # ids too (they start again from 0), so its ids yield to an element of this page alone.
+            spanning = any(b <= a for a, b in itertools.pairwise(ids))
+            for mcid in ids:
+                if block is None:
+                    break
+                if not spanning:
                     out[mcid] = block
+                    weak.discard(mcid)
+                elif mcid not in out:
+                    out[mcid] = block
+                    weak.add(mcid)
             children = raw.FPDF_StructElement_CountChildren(element)
             stack.extend(
                 (raw.FPDF_StructElement_GetChildAtIndex(element, i), path, block)

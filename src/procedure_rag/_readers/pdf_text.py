@@ -60,7 +60,7 @@ def join_wrapped(first: str, second: str) -> str:
 
 
 # Bullet glyphs PDFs draw (symbol fonts map them to private-use code points).
-_BULLETS = re.compile("^(?:[\ue000-\uf8ff]|[⚫◼◻▸►▶➢➤✓✔❖•])[ \t\u3000]*(?=\\S)")
+_BULLETS = re.compile("^(?:[\ue000-\uf8ff]|[⚫◼◻▸►▶➢➤✓✔❖•–◦‣⁃∙])[ \t\u3000]*(?=\\S)")
 
 
 def with_plain_bullet(text: str) -> str:

@@ -14,12 +14,18 @@ print-to-PDF, as a user saving a help page as PDF would:
   running header (date, title) and footer (file URL, ``n/N``) on every page.
 * ``hololens-recovery-ja.chromium.pdf``: the same for the Japanese page.
 
+* ``hololens-recovery-en.libreoffice.pdf``: ``tests/data/docx/hololens-recovery-en.docx``
+  (the Word fixture pandoc made, see ``tests/data/docx/make_docx.py``) exported by
+  LibreOffice Writer (Debian ``libreoffice-writer-nogui``) as a tagged PDF with bookmarks,
+  as Word's "Save as PDF" writes them: paragraphs that go on over a page break.
+
 The pages' ``> [!NOTE]`` blocks are written as ``**Note:**`` paragraphs first (pandoc
 does not know that syntax).
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -76,6 +82,24 @@ def main() -> None:
                 check=True, capture_output=True,
             )  # fmt: skip
             print(out, out.stat().st_size)  # noqa: T201 - a script's report
+        libreoffice(Path(tmp))
+
+
+def libreoffice(work: Path) -> None:
+    """Export the Word fixture as a tagged PDF with bookmarks."""
+    options = {
+        "UseTaggedPDF": {"type": "boolean", "value": "true"},
+        "ExportBookmarks": {"type": "boolean", "value": "true"},
+    }
+    docx = HERE.parent / "docx" / "hololens-recovery-en.docx"
+    subprocess.run(  # noqa: S603 - fixed command
+        [tool("soffice"), f"-env:UserInstallation={(work / 'profile').as_uri()}", "--headless",
+         "--convert-to", f"pdf:writer_pdf_Export:{json.dumps(options)}", "--outdir", str(work), str(docx)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    out = HERE / "hololens-recovery-en.libreoffice.pdf"
+    shutil.move(work / "hololens-recovery-en.pdf", out)
+    print(out, out.stat().st_size)  # noqa: T201 - a script's report
 
 
 if __name__ == "__main__":
