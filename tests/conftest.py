@@ -131,6 +131,32 @@ def _openblas() -> tuple[Any, Any] | None:
 
 
 @pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[Any]:
+    """A throwaway PostgreSQL cluster (``tests/postgres_cluster.py``), one per test session.
+
+    Debian's binaries, ``initdb`` in a temporary folder, the server on a Unix socket there,
+    run as ``nobody`` when the tests run as root. Skipped when the binaries or psycopg are
+    missing, except under CI, where ``.ci/run`` installs them and their absence fails.
+    """
+    from postgres_cluster import Cluster, find_binaries  # noqa: PLC0415 - only for these tests
+
+    binaries = find_binaries()
+    missing = None if binaries is not None else "PostgreSQL binaries (initdb, postgres) not found"
+    if missing is None and importlib.util.find_spec("psycopg_pool") is None:
+        missing = "psycopg_pool is not installed (pip install 'procedure-rag[postgres]')"
+    if missing is not None or binaries is None:
+        message = f"{missing}: install Debian's server with 'apt-get install -y postgresql'"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    cluster = Cluster(binaries)
+    try:
+        yield cluster
+    finally:
+        cluster.close()
+
+
+@pytest.fixture(scope="session")
 def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
     """A real Chroma server (``chroma run`` of this venv) on localhost: yields ``(host, port)``.
 

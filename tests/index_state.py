@@ -66,7 +66,10 @@ def _sorted_json(value: object) -> str:
 
 def read_state(target: Target) -> IndexState:
     """Read everything ``target`` holds (a fresh Chroma client, closed again)."""
-    docstore = _read_docstore(target.docstore_file)
+    if target.docstore is not None and target.docstore.startswith("postgresql://"):
+        docstore = _read_postgres_docstore(target.docstore)
+    else:
+        docstore = _read_docstore(target.docstore_file)
     client = (
         ChromaTarget(persist_directory=target.persist).client()
         if target.server is None
@@ -133,6 +136,43 @@ def _read_docstore(path: Path) -> dict[str, object]:
         "ledger_embeddings": ledger_embeddings,
         "lexical": lexical,
         "lexical_pending": pending,
+    }
+
+
+def _read_postgres_docstore(url: str) -> dict[str, object]:
+    """What :func:`_read_docstore` reads, from a PostgreSQL docstore's tables."""
+    import psycopg  # noqa: PLC0415 - the tests' extra
+    from psycopg import sql  # noqa: PLC0415
+
+    from procedure_rag._store.postgres import parse_url  # noqa: PLC0415
+
+    parsed = parse_url(url)
+    with psycopg.connect(parsed.conninfo, autocommit=True) as conn:
+        conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(parsed.schema)))
+        chunks = {
+            chunk_id: (source, text, _sorted_json(json.loads(meta)))
+            for chunk_id, source, text, meta in conn.execute(
+                "SELECT chunk_id, source_id, text, metadata FROM chunks"
+            )
+        }
+        order: dict[str, list[str]] = {}
+        for chunk_id, source in conn.execute("SELECT chunk_id, source_id FROM chunks ORDER BY seq"):
+            order.setdefault(source, []).append(chunk_id)
+        ledger = {}
+        ledger_embeddings = {}
+        for vector_id, chunk_id, source, state, kind, text, embedding in conn.execute(
+            "SELECT vector_id, chunk_id, source_id, state, kind, text, embedding FROM vectors"
+        ):
+            ledger[vector_id] = (chunk_id, source, state, kind, text)
+            ledger_embeddings[vector_id] = None if embedding is None else bytes(embedding)
+        lexical = frozenset(cid for (cid,) in conn.execute("SELECT chunk_id FROM lexical"))
+    return {
+        "chunks": chunks,
+        "order": order,
+        "ledger": ledger,
+        "ledger_embeddings": ledger_embeddings,
+        "lexical": lexical,
+        "lexical_pending": frozenset(),
     }
 
 

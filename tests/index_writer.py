@@ -13,7 +13,7 @@ SPEC (JSON):
 - ``files``: the files, one source each (``"cli"``: the source is the absolute path;
   the others: the file name, so copies of a corpus in two folders share source ids).
 - ``persist``: the index folder (embedded Chroma), or ``server`` ``[host, port]`` with
-  ``docstore`` (the SQLite file) and ``collection``.
+  ``docstore`` (the SQLite file, or a ``postgresql://`` URL) and ``collection``.
 - ``pause``: ``{"at": POINT, "nth": N}`` or ``null``; ``marker``: the file to write there.
 
 POINT (the Nth time the run gets there, counted over the whole run):
@@ -21,7 +21,7 @@ POINT (the Nth time the run gets there, counted over the whole run):
 - ``embed``: before an embedding call (earlier batches are in Chroma, pending in the ledger);
 - ``stored``: after a write to Chroma returns (vectors in Chroma, still pending);
 - ``commit``: before a source's docstore commit (all its vectors in Chroma, none committed);
-- ``in-commit``: inside the commit's SQLite transaction (rows written, not committed);
+- ``in-commit``: inside the commit's transaction (SQLite or PostgreSQL: rows written, not committed);
 - ``committed``: after the commit, before the replaced vectors leave Chroma;
 - ``forget``: after the replaced vectors left Chroma, before the ledger forgets them.
 """
@@ -235,6 +235,7 @@ def install_pause(point: str, nth: int, marker: Path) -> None:
     from chromadb.api.models.Collection import Collection as ChromaCollection  # noqa: PLC0415
 
     import procedure_rag._store.chunk_store as docstore  # noqa: PLC0415
+    import procedure_rag._store.pg_chunk_store as postgres  # noqa: PLC0415
     from procedure_rag._models.embeddings import OfflineEmbedder  # noqa: PLC0415
     from procedure_rag._models.identity import PROBE_TEXT  # noqa: PLC0415
 
@@ -277,15 +278,20 @@ def install_pause(point: str, nth: int, marker: Path) -> None:
     elif point == "stored":
         _wrap(ChromaCollection, "upsert", after)
         _wrap(ChromaCollection, "add", after)
-    elif point == "commit":
-        _wrap(docstore.ChunkStore, "commit_source", before)
+    stores = [docstore.ChunkStore, postgres.PostgresChunkStore]
+    if point == "commit":
+        for store in stores:
+            _wrap(store, "commit_source", before)
     elif point == "in-commit":
-        # commit_source calls the module's _replace inside its open transaction.
+        # commit_source calls these inside its open transaction (SQLite; PostgreSQL).
         _wrap(docstore, "_replace", after)
+        _wrap(postgres, "_mark_live", after)
     elif point == "committed":
-        _wrap(docstore.ChunkStore, "commit_source", after)
+        for store in stores:
+            _wrap(store, "commit_source", after)
     else:
-        _wrap(docstore.ChunkStore, "forget_vectors", before)
+        for store in stores:
+            _wrap(store, "forget_vectors", before)
 
 
 def main(argv: Sequence[str]) -> int:

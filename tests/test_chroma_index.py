@@ -272,7 +272,8 @@ def test_the_same_model_under_the_langchain_wrapper_is_accepted(built: tuple[Pat
         (
             {"host": "localhost"},
             ValueError,
-            "a Chroma server needs docstore_file: the docstore is a SQLite file on this machine",
+            "a Chroma server needs docstore_file: a SQLite file on this machine, or a postgresql:// URL "
+            "(ChromaIndex.from_servers)",
         ),
         (
             {},

@@ -325,7 +325,8 @@ ERRORS: list[tuple[str, Callable[[Path, Path], list[str]], int, str]] = [
         "index-no-persist",
         lambda tmp, _: ["index", str(MARKDOWN)],
         2,
-        "procedure-rag index: error: the following arguments are required: --persist",
+        "procedure-rag: error: give either --persist DIR (an index folder) or --chroma HOST:PORT with "
+        "--docstore URL",
     ),
     (
         "index-bad-model",

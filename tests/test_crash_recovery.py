@@ -39,6 +39,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -496,27 +497,60 @@ def test_retrievers_close_what_their_factories_opened(tmp_path: Path) -> None:
 # ----- Chroma server -----------------------------------------------------------------------
 
 
+SERVER_CRASHES = [
+    Crash("core", "commit", 2),
+    Crash("langchain", "committed", 1, before="v1", attempt="v2", rerun="v2"),
+]
+#: Against a Chroma server and a PostgreSQL docstore: inside the PostgreSQL transaction,
+#: between deleting replaced vectors and forgetting them, and both frameworks' write paths
+#: (every point passed when run once; these four keep the suite's time down).
+POSTGRES_CRASHES = [
+    Crash("core", "in-commit", 1),
+    Crash("core", "forget", 1, before="v1", attempt="v2", rerun="v2"),
+    Crash("langchain", "embed", 3),
+    Crash("llamaindex", "stored", 2),
+]
+
+
+def _server_crash(case: Crash, clean: Target, target: Target, small: dict[str, Corpus], folder: Path) -> None:
+    index_files(case.frontend, small[case.rerun].files, clean)
+    if case.before is not None:
+        index_files(case.frontend, small[case.before].files, target)
+    process = _start_writer(folder, case.frontend, small[case.attempt].files, target, (case.point, case.nth))
+    kill_when(process, paused(folder), folder)
+    index_files(case.frontend, small[case.rerun].files, target)
+    assert_same_index(read_state(target), read_state(clean))
+
+
+def _collection_name(case: Crash) -> str:
+    history = f"-{case.before}" if case.before else ""
+    return f"crash-{case.frontend}-{case.point}-{case.nth}{history}".replace("in-", "in")
+
+
 @pytest.mark.integration
-@pytest.mark.parametrize(
-    "case",
-    [Crash("core", "commit", 2), Crash("langchain", "committed", 1, before="v1", attempt="v2", rerun="v2")],
-    ids=lambda case: case.id,
-)
+@pytest.mark.parametrize("case", SERVER_CRASHES, ids=lambda case: case.id)
 def test_a_killed_run_on_a_chroma_server_is_completed_by_the_next(
     case: Crash, chroma_server: tuple[str, int], small: dict[str, Corpus], tmp_path: Path
 ) -> None:
-    name = f"crash-{case.frontend}-{case.point}-{case.nth}".replace("in-", "in")
+    name = _collection_name(case)
     clean = Target(server=chroma_server, docstore=str(tmp_path / "clean.sqlite3"), collection=f"{name}-clean")
-    index_files(case.frontend, small[case.rerun].files, clean)
     target = Target(server=chroma_server, docstore=str(tmp_path / "docstore.sqlite3"), collection=name)
-    if case.before is not None:
-        index_files(case.frontend, small[case.before].files, target)
-    process = _start_writer(
-        tmp_path, case.frontend, small[case.attempt].files, target, (case.point, case.nth)
-    )
-    kill_when(process, paused(tmp_path), tmp_path)
-    index_files(case.frontend, small[case.rerun].files, target)
-    assert_same_index(read_state(target), read_state(clean))
+    _server_crash(case, clean, target, small, tmp_path)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("case", POSTGRES_CRASHES, ids=lambda case: case.id)
+def test_a_killed_run_on_chroma_and_postgres_servers_is_completed_by_the_next(
+    case: Crash,
+    chroma_server: tuple[str, int],
+    postgres_cluster: Any,
+    small: dict[str, Corpus],
+    tmp_path: Path,
+) -> None:
+    name = "pg-" + _collection_name(case)
+    clean = Target(server=chroma_server, docstore=postgres_cluster.fresh_url(), collection=f"{name}-clean")
+    target = Target(server=chroma_server, docstore=postgres_cluster.fresh_url(), collection=name)
+    _server_crash(case, clean, target, small, tmp_path)
 
 
 # ----- stress ------------------------------------------------------------------------------

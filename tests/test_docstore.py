@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from docstores import BACKENDS, SHARED_BACKENDS, open_store, store_location
 from procedure_rag import ProcedureChunker, chunk_from_metadata, chunk_metadata
 from procedure_rag._models.identity import EmbeddingIdentity, EmbeddingMismatchError
 from procedure_rag._store.chunk_store import (
@@ -21,6 +22,7 @@ from procedure_rag._store.chunk_store import (
     ReplaceResult,
     StoredChunk,
 )
+from procedure_rag._store.docstore import Docstore
 
 PAGES = {"en": "hololens/en/hololens-recovery.md", "ja": "hololens/ja/hololens-recovery.md"}
 
@@ -35,19 +37,18 @@ def record(chunk_id: str, source_id: str = "doc", text: str = "", **extra: Any) 
     return StoredChunk(chunk_id, text or f"text of {chunk_id}", {"source_id": source_id, **extra})
 
 
-def snapshot(store: ChunkStore) -> dict[str, list[StoredChunk | None]]:
+def snapshot(store: Docstore) -> dict[str, list[StoredChunk | None]]:
     return {source: store.get(store.ids_for_source(source)) for source in store.sources()}
 
 
-@pytest.fixture(params=["memory", "file"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ChunkStore]:
-    path = ":memory:" if request.param == "memory" else tmp_path / "index" / "chunks.sqlite"
-    with ChunkStore(path) as opened:
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Docstore]:
+    with open_store(store_location(request, tmp_path, request.param)) as opened:
         yield opened
 
 
 @pytest.mark.parametrize("language", sorted(PAGES))
-def test_real_chunks_round_trip(store: ChunkStore, tests_data: Path, language: str) -> None:
+def test_real_chunks_round_trip(store: Docstore, tests_data: Path, language: str) -> None:
     records = real_chunks(tests_data, language)
     assert len(records) > 3
     store.put(records)
@@ -67,7 +68,7 @@ def test_real_chunks_round_trip(store: ChunkStore, tests_data: Path, language: s
         assert chunk_metadata(chunk_from_metadata(stored.text, stored.metadata)) == dict(stored.metadata)
 
 
-def test_replace_source_removes_stale_and_keeps_unchanged(store: ChunkStore, tests_data: Path) -> None:
+def test_replace_source_removes_stale_and_keeps_unchanged(store: Docstore, tests_data: Path) -> None:
     en, ja = real_chunks(tests_data, "en"), real_chunks(tests_data, "ja")
     store.put(ja)
     source = PAGES["en"]
@@ -95,7 +96,7 @@ def test_replace_source_removes_stale_and_keeps_unchanged(store: ChunkStore, tes
     assert store.sources() == [PAGES["ja"]]
 
 
-def test_replace_source_again_keeps_everything(store: ChunkStore) -> None:
+def test_replace_source_again_keeps_everything(store: Docstore) -> None:
     records = [record(f"c{i}") for i in range(3)]
     store.replace_source("doc", records)
     assert store.replace_source("doc", records) == ReplaceResult(
@@ -103,7 +104,7 @@ def test_replace_source_again_keeps_everything(store: ChunkStore) -> None:
     )
 
 
-def test_key_order_is_not_a_change_but_value_type_is(store: ChunkStore) -> None:
+def test_key_order_is_not_a_change_but_value_type_is(store: Docstore) -> None:
     store.replace_source("doc", [StoredChunk("c", "t", {"source_id": "doc", "a": 1, "b": "x"})])
     reordered = StoredChunk("c", "t", {"b": "x", "a": 1, "source_id": "doc"})
     assert store.replace_source("doc", [reordered]).kept == ("c",)
@@ -115,7 +116,7 @@ def test_key_order_is_not_a_change_but_value_type_is(store: ChunkStore) -> None:
     assert stored.metadata["a"] is True
 
 
-def test_delete(store: ChunkStore) -> None:
+def test_delete(store: Docstore) -> None:
     store.put([record("a"), record("b"), record("c", "other")])
     assert store.delete(["a", "c", "missing", "a"]) == 2
     assert store.get(["a", "b", "c"]) == [None, record("b"), None]
@@ -124,7 +125,7 @@ def test_delete(store: ChunkStore) -> None:
     assert store.delete([]) == 0
 
 
-def test_put_replaces_and_moves_between_sources(store: ChunkStore) -> None:
+def test_put_replaces_and_moves_between_sources(store: Docstore) -> None:
     store.put([record("a"), record("b")])
     store.put([record("a", "other", "new text")])
     assert store.get(["a"]) == [record("a", "other", "new text")]
@@ -132,7 +133,7 @@ def test_put_replaces_and_moves_between_sources(store: ChunkStore) -> None:
     assert store.ids_for_source("other") == ["a"]
 
 
-def test_get_many_ids_in_batches(store: ChunkStore) -> None:
+def test_get_many_ids_in_batches(store: Docstore) -> None:
     records = [record(f"c{i:04d}") for i in range(1200)]
     store.put(records)
     ids = [r.chunk_id for r in reversed(records)]
@@ -182,7 +183,7 @@ REPLACE_FAILURES: dict[str, tuple[Callable[[list[StoredChunk]], Any], type[Excep
 
 
 @pytest.mark.parametrize("case", sorted(REPLACE_FAILURES))
-def test_failed_replace_leaves_previous_content(store: ChunkStore, case: str) -> None:
+def test_failed_replace_leaves_previous_content(store: Docstore, case: str) -> None:
     make_records, error, message = REPLACE_FAILURES[case]
     store.put([record("old0"), record("old1"), record("x0", "other")])
     before = snapshot(store)
@@ -250,15 +251,18 @@ def test_stored_chunk_metadata_is_a_read_only_copy() -> None:
         chunk.metadata["source_id"] = "x"  # type: ignore[index]
 
 
+@pytest.mark.parametrize("backend", SHARED_BACKENDS)
 @pytest.mark.parametrize("own_store", [False, True], ids=["shared store", "store per thread"])
-def test_concurrent_writers_and_readers(tmp_path: Path, own_store: bool) -> None:
-    path = tmp_path / "chunks.sqlite"
+def test_concurrent_writers_and_readers(
+    request: pytest.FixtureRequest, tmp_path: Path, own_store: bool, backend: str
+) -> None:
+    path = store_location(request, tmp_path, backend)
     threads, rounds = 8, 15
     errors: list[BaseException] = []
     start = threading.Barrier(threads)
 
-    def work(n: int, shared: ChunkStore) -> None:
-        store = ChunkStore(path) if own_store else shared
+    def work(n: int, shared: Docstore) -> None:
+        store = open_store(path) if own_store else shared
         try:
             start.wait()
             source = f"doc{n}"
@@ -279,7 +283,7 @@ def test_concurrent_writers_and_readers(tmp_path: Path, own_store: bool) -> None
             if own_store:
                 store.close()
 
-    with ChunkStore(path) as shared:
+    with open_store(path) as shared:
         workers = [threading.Thread(target=work, args=(n, shared)) for n in range(threads)]
         for worker in workers:
             worker.start()
@@ -352,28 +356,28 @@ FAKE = EmbeddingIdentity("fake:model", 8, (1.0, 0.0, 0.0))
     ],
     ids=["model", "dimension"],
 )
-def test_embedding_mismatch_names_both_models(store: ChunkStore, other: EmbeddingIdentity) -> None:
+def test_embedding_mismatch_names_both_models(store: Docstore, other: EmbeddingIdentity) -> None:
     assert store.index_info().embedding_model is None
     store.check_embedding(FAKE)
     store.check_embedding(FAKE)
     with pytest.raises(EmbeddingMismatchError, match=r"^the index at ") as raised:
         store.check_embedding(other)
     assert str(raised.value) == (
-        f"the index at {store.path!r} was built with embedding model 'fake:model' (dimension 8), "
+        f"the index at {store.location!r} was built with embedding model 'fake:model' (dimension 8), "
         f"not with {other.name!r} (dimension {other.dimension}): vectors of two models do not "
         "compare; use the model it was built with, or build a new index"
     )
     assert store.index_info() == IndexInfo(STORE_SCHEMA_VERSION, "fake:model", 8)
 
 
-def test_same_model_under_another_name_passes(store: ChunkStore) -> None:
+def test_same_model_under_another_name_passes(store: Docstore) -> None:
     # The probe decides: one model wrapped by the LangChain and the LlamaIndex adapter.
     store.check_embedding(FAKE)
     store.check_embedding(EmbeddingIdentity("OtherWrapper:fake", 8, (1.0, 0.0, 0.0)))
     assert store.index_info().embedding_model == "fake:model"
 
 
-def test_info_values(store: ChunkStore) -> None:
+def test_info_values(store: Docstore) -> None:
     assert store.get_info("k") is None
     for value in ("text", 3, 0.5, False):
         store.set_info("k", value)
@@ -385,7 +389,7 @@ def test_info_values(store: ChunkStore) -> None:
         store.set_info("schema_version", 9)
 
 
-CLOSED_CALLS: dict[str, Callable[[ChunkStore], object]] = {
+CLOSED_CALLS: dict[str, Callable[[Docstore], object]] = {
     "put": lambda s: s.put([record("a")]),
     "get": lambda s: s.get(["a"]),
     "delete": lambda s: s.delete(["a"]),
@@ -401,12 +405,14 @@ CLOSED_CALLS: dict[str, Callable[[ChunkStore], object]] = {
 
 
 @pytest.mark.parametrize("call", sorted(CLOSED_CALLS))
-def test_closed_store_raises(store: ChunkStore, call: str) -> None:
+def test_closed_store_raises(store: Docstore, call: str) -> None:
     store.close()
     store.close()
     assert store.closed
-    assert repr(store) == f"ChunkStore({store.path!r}, closed)"
-    with pytest.raises(ValueError, match=f"^{re.escape(f'the chunk store at {store.path!r} is closed')}$"):
+    assert repr(store) == f"{type(store).__name__}({store.location!r}, closed)"
+    with pytest.raises(
+        ValueError, match=f"^{re.escape(f'the chunk store at {store.location!r} is closed')}$"
+    ):
         CLOSED_CALLS[call](store)
 
 

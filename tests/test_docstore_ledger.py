@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from procedure_rag._store.chunk_store import ChunkStore, ReplaceResult, SourceCommit, StoredChunk
+from docstores import BACKENDS, SHARED_BACKENDS, open_store, store_location
+from procedure_rag._store.chunk_store import ReplaceResult, SourceCommit, StoredChunk
+from procedure_rag._store.docstore import Docstore
 
 STATES = ("live", "pending", "stale")
 
@@ -23,21 +25,20 @@ def record(chunk_id: str, source_id: str = "doc") -> StoredChunk:
     return StoredChunk(chunk_id, f"text of {chunk_id}", {"source_id": source_id})
 
 
-def states(store: ChunkStore, source_id: str | None = None) -> dict[str, list[str]]:
+def states(store: Docstore, source_id: str | None = None) -> dict[str, list[str]]:
     return {state: store.vector_ids(source_id, state=state) for state in STATES}
 
 
-def check_invariants(store: ChunkStore) -> None:
+def check_invariants(store: Docstore) -> None:
     by_state = states(store)
     every = [vector_id for ids in by_state.values() for vector_id in ids]
     assert len(every) == len(set(every)), "a vector is in two states"
     assert store.stale_vectors() == sorted(by_state["pending"] + by_state["stale"])
 
 
-@pytest.fixture(params=["memory", "file"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ChunkStore]:
-    path = ":memory:" if request.param == "memory" else tmp_path / "index" / "docstore.sqlite3"
-    with ChunkStore(path) as opened:
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Docstore]:
+    with open_store(store_location(request, tmp_path, request.param)) as opened:
         yield opened
 
 
@@ -45,7 +46,7 @@ C12 = [record("c1"), record("c2")]
 V12 = {"v1": "c1", "v2": "c2"}
 
 
-Step = Callable[[ChunkStore], object]
+Step = Callable[[Docstore], object]
 
 
 def begin(vectors: dict[str, str]) -> Step:
@@ -94,7 +95,7 @@ SCENARIOS: dict[str, tuple[list[Step], tuple[list[str], list[str], list[str]]]] 
 
 
 @pytest.mark.parametrize("case", list(SCENARIOS))
-def test_vector_states(store: ChunkStore, case: str) -> None:
+def test_vector_states(store: Docstore, case: str) -> None:
     steps, (live, pending, stale) = SCENARIOS[case]
     for step in steps:
         step(store)
@@ -104,7 +105,7 @@ def test_vector_states(store: ChunkStore, case: str) -> None:
     check_invariants(store)
 
 
-def test_crashed_write_is_found_by_stale_vectors_and_cleared_by_the_next_commit(store: ChunkStore) -> None:
+def test_crashed_write_is_found_by_stale_vectors_and_cleared_by_the_next_commit(store: Docstore) -> None:
     commit(V12)(store)
     # A re-index begins two new vectors and dies before committing.
     store.begin_vectors("doc", {"v3": "c1", "v4": "c2"})
@@ -118,7 +119,7 @@ def test_crashed_write_is_found_by_stale_vectors_and_cleared_by_the_next_commit(
     check_invariants(store)
 
 
-def test_commit_reports_chunk_changes_and_stale_vectors(store: ChunkStore) -> None:
+def test_commit_reports_chunk_changes_and_stale_vectors(store: Docstore) -> None:
     first = store.commit_source("doc", C12, V12)
     assert first == SourceCommit(
         chunks=ReplaceResult(added=("c1", "c2"), removed=(), kept=()), stale_vectors=()
@@ -134,7 +135,7 @@ def test_commit_reports_chunk_changes_and_stale_vectors(store: ChunkStore) -> No
     assert store.get(["c2"]) == [None]
 
 
-def test_sources_keep_their_own_vectors(store: ChunkStore) -> None:
+def test_sources_keep_their_own_vectors(store: Docstore) -> None:
     store.commit_source("a", [record("a1", "a")], {"va": "a1"})
     store.commit_source("b", [record("b1", "b")], {"vb": "b1"})
 
@@ -144,7 +145,7 @@ def test_sources_keep_their_own_vectors(store: ChunkStore) -> None:
     assert store.vector_ids(state="stale") == ["va"]
 
 
-def test_committing_a_vector_under_another_source_moves_it(store: ChunkStore) -> None:
+def test_committing_a_vector_under_another_source_moves_it(store: Docstore) -> None:
     store.commit_source("a", [record("a1", "a")], {"v": "a1"})
 
     committed = store.commit_source("b", [record("b1", "b")], {"v": "b1"})
@@ -158,7 +159,7 @@ def test_committing_a_vector_under_another_source_moves_it(store: ChunkStore) ->
     check_invariants(store)
 
 
-def test_beginning_a_vector_live_under_another_source_makes_it_pending_there(store: ChunkStore) -> None:
+def test_beginning_a_vector_live_under_another_source_makes_it_pending_there(store: Docstore) -> None:
     store.commit_source("a", [record("a1", "a")], {"v": "a1"})
 
     store.begin_vectors("b", {"v": "b1"})
@@ -182,7 +183,7 @@ def test_beginning_a_vector_live_under_another_source_makes_it_pending_there(sto
     ],
 )
 def test_commit_refuses_a_vector_of_a_chunk_not_committed(
-    store: ChunkStore, vectors: dict[str, str], message: str
+    store: Docstore, vectors: dict[str, str], message: str
 ) -> None:
     commit(V12)(store)
     before = (states(store), store.ids_for_source("doc"))
@@ -193,7 +194,7 @@ def test_commit_refuses_a_vector_of_a_chunk_not_committed(
     assert (states(store), store.ids_for_source("doc")) == before
 
 
-def test_failed_commit_leaves_the_ledger_as_it_was(store: ChunkStore) -> None:
+def test_failed_commit_leaves_the_ledger_as_it_was(store: Docstore) -> None:
     commit(V12)(store)
     store.begin_vectors("doc", {"v3": "c1"})
     before = states(store)
@@ -206,7 +207,7 @@ def test_failed_commit_leaves_the_ledger_as_it_was(store: ChunkStore) -> None:
     assert store.ids_for_source("doc") == ["c1", "c2"]
 
 
-def test_remove_chunks(store: ChunkStore) -> None:
+def test_remove_chunks(store: Docstore) -> None:
     store.commit_source("doc", [*C12, record("c3")], {**V12, "v3": "c3", "v1b": "c1"})
     store.begin_vectors("doc", {"v1c": "c1"})
 
@@ -220,7 +221,7 @@ def test_remove_chunks(store: ChunkStore) -> None:
     check_invariants(store)
 
 
-def test_forget_vectors_forgets_only_rows_that_are_not_live(store: ChunkStore) -> None:
+def test_forget_vectors_forgets_only_rows_that_are_not_live(store: Docstore) -> None:
     commit({"live": "c1", "old": "c2"})(store)
     commit({"live": "c1"})(store)
     store.begin_vectors("doc", {"new": "c2"})
@@ -232,16 +233,19 @@ def test_forget_vectors_forgets_only_rows_that_are_not_live(store: ChunkStore) -
     assert store.stale_vectors() == []
 
 
-def test_ledger_survives_reopening_a_file_store(tmp_path: Path) -> None:
-    path = tmp_path / "index" / "docstore.sqlite3"
-    with ChunkStore(path) as first:
+@pytest.mark.parametrize("backend", SHARED_BACKENDS)
+def test_ledger_survives_reopening_a_store(
+    request: pytest.FixtureRequest, tmp_path: Path, backend: str
+) -> None:
+    path = store_location(request, tmp_path, backend)
+    with open_store(path) as first:
         first.commit_source("doc", C12, V12)
         first.commit_source("doc", C12, {"v1": "c1", "v3": "c2"})
         first.begin_vectors("doc", {"v4": "c2"})
         expected = states(first)
     assert expected == {"live": ["v1", "v3"], "pending": ["v4"], "stale": ["v2"]}
 
-    with ChunkStore(path) as reopened, ChunkStore(path) as beside:
+    with open_store(path) as reopened, open_store(path) as beside:
         assert states(reopened) == expected
         assert reopened.stale_vectors() == ["v2", "v4"]
         # A second store object on the same file sees what the other one commits.
@@ -249,7 +253,7 @@ def test_ledger_survives_reopening_a_file_store(tmp_path: Path) -> None:
         assert states(beside) == {"live": ["v1", "v3"], "pending": [], "stale": []}
 
 
-def test_many_vectors_cross_the_batch_size(store: ChunkStore) -> None:
+def test_many_vectors_cross_the_batch_size(store: Docstore) -> None:
     # More ids than one SQL batch (500) in commit_source, remove_chunks and forget_vectors.
     records = [record(f"c{i:04d}") for i in range(1200)]
     vectors = {f"v{i:04d}": f"c{i:04d}" for i in range(1200)}
@@ -266,7 +270,7 @@ def test_many_vectors_cross_the_batch_size(store: ChunkStore) -> None:
     assert len(store) == 0
 
 
-def test_unknown_state_is_refused(store: ChunkStore) -> None:
+def test_unknown_state_is_refused(store: Docstore) -> None:
     with pytest.raises(ValueError, match=r"^state must be 'live', 'pending' or 'stale', got 'dead'$"):
         store.vector_ids(state="dead")
 
@@ -283,8 +287,9 @@ def test_unknown_state_is_refused(store: ChunkStore) -> None:
     ],
     ids=["begin_vectors", "commit_source", "remove_chunks", "vector_ids", "stale_vectors", "forget_vectors"],
 )
-def test_ledger_calls_on_a_closed_store(call: Callable[[ChunkStore], object]) -> None:
-    store = ChunkStore()
+def test_ledger_calls_on_a_closed_store(store: Docstore, call: Callable[[Docstore], object]) -> None:
     store.close()
-    with pytest.raises(ValueError, match=r"^the chunk store at ':memory:' is closed$"):
+    with pytest.raises(
+        ValueError, match=f"^{re.escape(f'the chunk store at {store.location!r} is closed')}$"
+    ):
         call(store)

@@ -19,7 +19,7 @@ import procedure_rag._store.lexical_index as lexical
 import procedure_rag._store.lexical_memory as memory
 from procedure_rag._store.chunk_store import ChunkStore, StoredChunk
 from procedure_rag._store.lexical_index import LexicalHit, generation, search_lexical
-from procedure_rag._store.lexical_memory import MemoryLexicon
+from procedure_rag._store.lexical_memory import MemoryLexicon, SQLiteLexicalSource
 
 # Stems, codes, Japanese words, and a Japanese word whose normalised form has capitals
 # (マイクロソフト is "Microsoft", which FTS5 matches case-blind with "microsoft").
@@ -61,7 +61,7 @@ def test_the_same_hits_as_fts5(texts: list[str], query: str, n: int) -> None:
     with ChunkStore() as store:
         store.put([chunk(f"c{i}", text) for i, text in enumerate(texts)])
         conn = store._connection()
-        same_hits(MemoryLexicon().search(conn, query, n), search_lexical(conn, query, n))
+        same_hits(MemoryLexicon().search(SQLiteLexicalSource(conn), query, n), search_lexical(conn, query, n))
 
 
 def test_capitals_in_a_japanese_words_normal_form_match_as_in_fts5() -> None:
@@ -70,7 +70,8 @@ def test_capitals_in_a_japanese_words_normal_form_match_as_in_fts5() -> None:
             [chunk("en", "Send the file to Microsoft support"), chunk("ja", "マイクロソフトのサポートに送る")]
         )
         conn = store._connection()
-        ours = MemoryLexicon().search(conn, "マイクロソフトのサポート", 5)  # "Microsoft", "サポート"
+        # "Microsoft", "サポート"
+        ours = MemoryLexicon().search(SQLiteLexicalSource(conn), "マイクロソフトのサポート", 5)
         same_hits(ours, search_lexical(conn, "マイクロソフトのサポート", 5))
     assert {h.chunk_id: h.terms for h in ours} == {"ja": ("Microsoft", "サポート"), "en": ("Microsoft",)}
 
@@ -82,7 +83,7 @@ def test_a_word_fts5_splits_is_left_to_fts5(monkeypatch: pytest.MonkeyPatch) -> 
         for module in (memory, lexical):  # a word with a separator, as Sudachi might make
             monkeypatch.setattr(module, "lexical_terms", lambda _query: ["ab・cd"])
         lexicon = MemoryLexicon()
-        hits = lexicon.search(store._connection(), "ab・cd", 5)
+        hits = lexicon.search(SQLiteLexicalSource(store._connection()), "ab・cd", 5)
     assert [h.chunk_id for h in hits] == ["a"]  # FTS5's phrase "ab cd": only where cd follows ab
     assert lexicon.generation == -1  # answered by FTS5, nothing read
 

@@ -109,6 +109,7 @@ PUBLIC_NAMES = {
         "DEFAULT_KINDS",
         "DEFAULT_STEP_STYLES",
         "DeterministicGenerator",
+        "DocstoreError",
         "ENGLISH",
         "ElementKind",
         "FORMATS",

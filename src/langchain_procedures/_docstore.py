@@ -1,6 +1,6 @@
 """The raw-chunk docstore as a LangChain ``BaseStore[str, Document]``.
 
-A thin view of the core's ``ChunkStore`` (SQLite, JSON values, never pickle):
+A thin view of the core's docstore (SQLite or PostgreSQL, JSON values, never pickle):
 ``Document.page_content`` is the chunk text, ``metadata`` its flat metadata, the key its
 chunk id. The multi-vector retriever also keeps its vector ledger in the same file, so
 re-indexing a source and deleting it are one transaction here. Any other ``BaseStore``
@@ -9,14 +9,13 @@ is kept in step with the retriever's in-memory ledger through :class:`BaseStoreM
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from langchain_core.documents import Document
 from langchain_core.stores import BaseStore
 
-from procedure_rag._core_api import MEMORY, ChunkStore, StoredChunk
+from procedure_rag._core_api import MEMORY, Docstore, DocstoreLocation, StoredChunk, open_docstore
 
 __all__ = ["BaseStoreMirror", "ProcedureDocStore", "document_of", "stored_of"]
 
@@ -41,11 +40,12 @@ def stored_of(key: str, document: Document) -> StoredChunk:
 
 
 class ProcedureDocStore(BaseStore[str, Document]):
-    """Raw chunks by id in a SQLite file (or in memory), as LangChain documents.
+    """Raw chunks by id in a SQLite file (or in memory) or a PostgreSQL database, as LangChain documents.
 
     Args:
-        path: The SQLite file (created when missing), or ``":memory:"``.
-        store: An open :class:`ChunkStore` to wrap instead of ``path``.
+        path: The SQLite file (created when missing), ``":memory:"``, or a
+            ``postgresql://`` URL.
+        store: An open docstore to wrap instead of ``path``.
 
     Example:
         >>> store = ProcedureDocStore()
@@ -54,8 +54,8 @@ class ProcedureDocStore(BaseStore[str, Document]):
         True
     """
 
-    def __init__(self, path: str | os.PathLike[str] = MEMORY, *, store: ChunkStore | None = None) -> None:
-        self.store = store if store is not None else ChunkStore(path)
+    def __init__(self, path: DocstoreLocation = MEMORY, *, store: Docstore | None = None) -> None:
+        self.store = store if store is not None else open_docstore(path)
 
     def mget(self, keys: Sequence[str]) -> list[Document | None]:
         """The documents under ``keys``, ``None`` where a key is not stored."""

@@ -28,7 +28,7 @@ from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 from langchain_procedures._docstore import BaseStoreMirror, ProcedureDocStore
 from langchain_procedures._models import LangChainModel
 from langchain_procedures._vector_backend import DocumentFilter, Layout, VectorStoreBackend, searcher
-from procedure_rag import Chunk, Representation
+from procedure_rag import Chunk, DocstoreError, Representation
 from procedure_rag._core_api import (
     DEFAULT_COLLECTION,
     FETCH_PER_K,
@@ -47,6 +47,7 @@ from procedure_rag._core_api import (
     VectorBackend,
     describe_model,
     docstore_path,
+    is_postgres_url,
     lexical_pass,
     open_collection,
     represent,
@@ -197,11 +198,49 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
     ) -> Self:
         """Open (or create) the index on a Chroma server (``chroma run``), docstore in a file.
 
+        ``docstore_file`` may be a ``postgresql://`` URL too (see :meth:`from_servers`).
+
         Raises:
             EmbeddingMismatchError: When the collection was built with another model.
         """
         target = ChromaTarget(host=host, port=port)
         return cls._open(target, embedding, collection_name, ProcedureDocStore(docstore_file), kwargs)
+
+    @classmethod
+    def from_servers(
+        cls,
+        chroma_host: str,
+        chroma_port: int = 8000,
+        *,
+        docstore_url: str,
+        embedding: Embeddings,
+        collection_name: str = DEFAULT_COLLECTION,
+        **kwargs: Any,  # noqa: ANN401 - the retriever's own fields
+    ) -> Self:
+        """Open (or create) an index kept on servers: a Chroma server and a PostgreSQL docstore.
+
+        Every process (on any machine) that opens the same two servers reads and writes
+        the same index.
+
+        Args:
+            chroma_host: The Chroma server's host (``chroma run``).
+            chroma_port: Its port.
+            docstore_url: ``postgresql://user:password@host:port/database`` (libpq's options
+                allowed; ``schema=NAME`` for the PostgreSQL schema, default ``procedure_rag``).
+            embedding: The embedding model; the index records it and refuses another.
+            collection_name: The representations collection.
+            **kwargs: The retriever's fields (``k``, ``fusion``…).
+
+        Raises:
+            DocstoreError: When the URL is not a PostgreSQL URL or the database cannot be
+                opened (one line saying why).
+            EmbeddingMismatchError: When the index was built with another model.
+        """
+        if not is_postgres_url(docstore_url):
+            msg = f"docstore_url must be a postgresql:// URL, got {docstore_url!r}"
+            raise DocstoreError(msg)
+        target = ChromaTarget(host=chroma_host, port=chroma_port)
+        return cls._open(target, embedding, collection_name, ProcedureDocStore(docstore_url), kwargs)
 
     @classmethod
     def _open(
@@ -255,7 +294,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
         msg = (
             f"{type(self).__name__} cannot be pickled: it holds open stores (vectorstore "
             f"{type(self.vectorstore).__name__}, docstore {type(self.docstore).__name__}, "
-            "and the SQLite vector ledger); open one in each process instead "
+            "and the vector ledger's database connection); open one in each process instead "
             "(from_persist_directory, from_chroma_server or the constructor)"
         )
         raise TypeError(msg)

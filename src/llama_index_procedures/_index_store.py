@@ -47,7 +47,7 @@ from procedure_rag import STRUCTURAL_KEYS, read_metadata
 from procedure_rag._core_api import (
     ALL_KINDS,
     PROBE_TEXT,
-    ChunkStore,
+    Docstore,
     EmbeddingIdentity,
     Hit,
     RawChunks,
@@ -254,14 +254,14 @@ class DocumentStoreMirror:
             self.docstore.delete_document(doc_id, raise_error=False)
 
 
-def raw_chunks(docstore: ChunkStore | BaseDocumentStore) -> RawChunks:
-    """The core's raw chunks over ``docstore``: the chunk store itself, or a mirrored LlamaIndex docstore."""
-    return RawChunks(docstore if isinstance(docstore, ChunkStore) else DocumentStoreMirror(docstore))
+def raw_chunks(docstore: Docstore | BaseDocumentStore) -> RawChunks:
+    """The core's raw chunks over ``docstore``: the docstore itself, or a mirrored LlamaIndex docstore."""
+    return RawChunks(docstore if isinstance(docstore, Docstore) else DocumentStoreMirror(docstore))
 
 
-def node_lookup(docstore: ChunkStore | BaseDocumentStore) -> Callable[[Sequence[str]], list[TextNode | None]]:
+def node_lookup(docstore: Docstore | BaseDocumentStore) -> Callable[[Sequence[str]], list[TextNode | None]]:
     """Raw nodes by id from ``docstore``, in order, ``None`` for an id not stored."""
-    if isinstance(docstore, ChunkStore):
+    if isinstance(docstore, Docstore):
         return lambda ids: [None if chunk is None else chunk_node(chunk) for chunk in docstore.get(ids)]
 
     def lookup(ids: Sequence[str]) -> list[TextNode | None]:

@@ -41,13 +41,14 @@ from llama_index_procedures._index_store import (
     vector_filter,
 )
 from llama_index_procedures._models import LlamaIndexModel
-from procedure_rag import RepresentationCache
+from procedure_rag import DocstoreError, RepresentationCache
 from procedure_rag._core_api import (
     DEFAULT_COLLECTION,
     LEXICAL_WEIGHT,
     ChromaTarget,
     ChunkStore,
     Closing,
+    Docstore,
     EmbeddingIdentity,
     EmbeddingMismatchError,
     Found,
@@ -60,8 +61,10 @@ from procedure_rag._core_api import (
     check_dimension,
     check_query,
     docstore_path,
+    is_postgres_url,
     lexical_pass,
     open_collection,
+    open_docstore,
     read_retrying,
     represent,
     rescore_pass,
@@ -74,8 +77,9 @@ _CHROMA_HINT = (
     "the Chroma layout needs LlamaIndex's Chroma integration: pip install llama-index-vector-stores-chroma"
 )
 
-#: Where raw chunks live: a chunk store, its SQLite file, or any LlamaIndex docstore.
-DocstoreLike = ChunkStore | BaseDocumentStore | str | os.PathLike[str]
+#: Where raw chunks live: a docstore (SQLite or PostgreSQL), a SQLite file or ``postgresql://``
+#: URL, or any LlamaIndex docstore.
+DocstoreLike = Docstore | BaseDocumentStore | str | os.PathLike[str]
 
 
 class RetrieverOptions(TypedDict, total=False):
@@ -137,8 +141,9 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
             in-memory one).
         embed_model: Embeds representations and queries. The index records the model
             (its name and the vector of a probe text) and refuses any other.
-        docstore: The raw chunks: a :class:`~procedure_rag._store.chunk_store.ChunkStore`, the path
-            of its SQLite file, any LlamaIndex ``BaseDocumentStore``, or ``None`` for an
+        docstore: The raw chunks: a docstore (SQLite ``ChunkStore`` or ``PostgresChunkStore``),
+            a ``postgresql://`` URL, the path of a SQLite file, any LlamaIndex
+            ``BaseDocumentStore``, or ``None`` for an
             in-memory chunk store. The chunk store is also the ledger that finds stale
             vectors on re-indexing; with a ``BaseDocumentStore`` that ledger is in memory,
             so re-indexing in a later process cannot remove the vectors of chunks that
@@ -225,7 +230,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
         # What close() releases: the ledger when it was opened here (from a path, or in
         # memory), and the Chroma client when a factory opened one.
         self._opened: list[Callable[[], None]] = (
-            [] if isinstance(docstore, ChunkStore) else [self._raw.ledger.close]
+            [] if isinstance(docstore, Docstore) else [self._raw.ledger.close]
         )
         try:
             self._raw.ledger.check_embedding(self._identity)
@@ -296,6 +301,43 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
         return cls._from_chroma(target, docstore, embed_model, collection_name, options)
 
     @classmethod
+    def from_servers(
+        cls,
+        chroma_host: str,
+        chroma_port: int = 8000,
+        *,
+        docstore_url: str,
+        embed_model: BaseEmbedding,
+        collection_name: str = DEFAULT_COLLECTION,
+        **options: Unpack[RetrieverOptions],
+    ) -> Self:
+        """Open (or create) an index kept on servers: a Chroma server and a PostgreSQL docstore.
+
+        Every process (on any machine) that opens the same two servers reads and writes
+        the same index.
+
+        Args:
+            chroma_host: The Chroma server's host (``chroma run``).
+            chroma_port: Its port.
+            docstore_url: ``postgresql://user:password@host:port/database`` (libpq's options
+                allowed; ``schema=NAME`` for the PostgreSQL schema, default ``procedure_rag``).
+            embed_model: The embedding model; an existing index must have been built with it.
+            collection_name: The representations collection.
+            **options: The retriever's options (see the class).
+
+        Raises:
+            DocstoreError: When the URL is not a PostgreSQL URL or the database cannot be
+                opened (one line saying why).
+            EmbeddingMismatchError: When the index was built with another model.
+            ImportError: When ``llama-index-vector-stores-chroma`` is not installed.
+        """
+        if not is_postgres_url(docstore_url):
+            msg = f"docstore_url must be a postgresql:// URL, got {docstore_url!r}"
+            raise DocstoreError(msg)
+        target = ChromaTarget(host=chroma_host, port=chroma_port)
+        return cls._from_chroma(target, docstore_url, embed_model, collection_name, options)
+
+    @classmethod
     def _from_chroma(
         cls,
         target: ChromaTarget,
@@ -345,7 +387,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
         msg = (
             f"{type(self).__name__} cannot be pickled: it holds open stores (vector store "
             f"{type(self._index.vector_store).__name__}, docstore {type(self._lookup_store).__name__}, "
-            "and the SQLite vector ledger); open one in each process instead "
+            "and the vector ledger's database connection); open one in each process instead "
             "(from_persist_directory, from_chroma_server or the constructor with the "
             "options of to_dict())"
         )
@@ -563,15 +605,15 @@ def _as_index(vector_store: object, embed_model: BaseEmbedding) -> VectorStoreIn
     raise TypeError(msg)
 
 
-def _open_docstore(docstore: object) -> ChunkStore | BaseDocumentStore:
+def _open_docstore(docstore: object) -> Docstore | BaseDocumentStore:
     if docstore is None:
         return ChunkStore()
-    if isinstance(docstore, ChunkStore | BaseDocumentStore):
+    if isinstance(docstore, Docstore | BaseDocumentStore):
         return docstore
     if isinstance(docstore, str | os.PathLike):
-        return ChunkStore(docstore)
+        return open_docstore(docstore)
     msg = (
-        "docstore must be a ChunkStore, the path of its SQLite file, a LlamaIndex "
+        "docstore must be a ChunkStore, the path of its SQLite file, a postgresql:// URL, a LlamaIndex "
         f"BaseDocumentStore or None, got {type(docstore).__name__}"
     )
     raise TypeError(msg)

@@ -7,7 +7,7 @@ This package imports neither LangChain nor LlamaIndex; the adapters in
 from procedure_rag._chroma.index import ChromaIndex
 from procedure_rag._chunking.chunker import ProcedureChunker, chunk, iter_chunks
 from procedure_rag._chunking.options import DEFAULT_DROP_KINDS, ChunkerOptions
-from procedure_rag._errors import ReaderError
+from procedure_rag._errors import DocstoreError, ReaderError
 from procedure_rag._language.lexicons import ENGLISH, JAPANESE, LEXICONS, Lexicon, detect_language
 from procedure_rag._language.numbering import (
     DEFAULT_HEADING_STYLES,
@@ -58,6 +58,7 @@ __all__ = [
     "ChunkType",
     "ChunkerOptions",
     "DeterministicGenerator",
+    "DocstoreError",
     "ElementKind",
     "GenerationStats",
     "HeadingStyle",

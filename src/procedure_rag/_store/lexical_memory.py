@@ -31,7 +31,9 @@ import re
 import sqlite3
 import time
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -44,7 +46,7 @@ from procedure_rag._store.lexical_index import (
     search_lexical,
 )
 
-__all__ = ["REREAD_GAP", "MemoryLexicon"]
+__all__ = ["REREAD_GAP", "LexicalSource", "MemoryLexicon", "SQLiteLexicalSource"]
 
 #: BM25 parameters, FTS5's defaults.
 K1 = 1.2
@@ -57,6 +59,47 @@ REREAD_GAP = 10.0
 #: Characters FTS5's tokenizer (unicode61, tokenchars "._+-") may read as separators;
 #: a text without them splits on whitespace alone. The exact test is :func:`_is_token_char`.
 _MAYBE_SEPARATOR = re.compile(r"[^\w\s.+-]")
+
+
+class LexicalSource(Protocol):
+    """Where :class:`MemoryLexicon` reads the index from: a store's lexical tables."""
+
+    def generation(self) -> int:
+        """The index's generation counter now."""
+        ...  # pragma: no cover - a protocol
+
+    def read(self) -> tuple[int, Sequence[tuple[str, str]]]:
+        """In one snapshot: the generation, and every indexed ``(chunk id, words)`` in row order."""
+        ...  # pragma: no cover - a protocol
+
+    def search(self, query: str, n: int) -> list[LexicalHit] | None:
+        """The store's own BM25 search (the same hits), or ``None`` when it has none."""
+        ...  # pragma: no cover - a protocol
+
+
+@dataclass(frozen=True, slots=True)
+class SQLiteLexicalSource:
+    """The lexical tables of a SQLite docstore, on its connection (used under the store's lock)."""
+
+    conn: sqlite3.Connection
+
+    def generation(self) -> int:
+        return generation(self.conn)
+
+    def read(self) -> tuple[int, list[tuple[str, str]]]:
+        self.conn.execute("BEGIN")  # one snapshot for the counter and the words
+        try:
+            now = generation(self.conn)
+            rows = self.conn.execute(
+                "SELECT i.chunk_id, l.terms FROM lexical l JOIN lexical_ids i ON i.row = l.rowid"
+                " ORDER BY l.rowid"
+            ).fetchall()
+        finally:
+            self.conn.execute("COMMIT")
+        return now, rows
+
+    def search(self, query: str, n: int) -> list[LexicalHit]:
+        return search_lexical(self.conn, query, n)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,12 +122,13 @@ class MemoryLexicon:
         self._read_at = 0.0  # time.monotonic() when the table was last read
         self._read_seconds = 0.0  # how long that took
 
-    def search(self, conn: sqlite3.Connection, query: str, n: int) -> list[LexicalHit]:
+    def search(self, source: LexicalSource, query: str, n: int) -> list[LexicalHit]:
         """The best ``n`` chunks for ``query`` by BM25, as :func:`search_lexical` finds them.
 
         Reads the table again when it changed, unless it was last read less than
-        ``REREAD_GAP`` times as long ago as reading took: FTS5 answers then, so a store
-        written to all the time spends at most about a tenth of its time reading.
+        ``REREAD_GAP`` times as long ago as reading took: the store's own search (FTS5)
+        answers then, so a store written to all the time spends at most about a tenth of
+        its time reading. A source without its own search is read again at once.
         """
         terms = lexical_terms(query)
         if not terms or n < 1:
@@ -93,15 +137,21 @@ class MemoryLexicon:
         tokens = [_tokens(term) for term in asked]
         if any(len(made) != 1 for made in tokens):
             # FTS5 reads such a word as a phrase of its tokens, in a row: let it answer.
-            return search_lexical(conn, query, n)
-        if generation(conn) != self.generation:
+            own = source.search(query, n)
+            if own is not None:
+                return own
+            # Without FTS5 (PostgreSQL) such a word is not searched: its tokens are no phrase here.
+            tokens = [made if len(made) == 1 else [] for made in tokens]
+        if source.generation() != self.generation:
             if time.monotonic() - self._read_at < REREAD_GAP * self._read_seconds:
-                return search_lexical(conn, query, n)
-            self._read(conn)
+                own = source.search(query, n)
+                if own is not None:
+                    return own
+            self._read(source)
         found = [
             (term, self._postings[made[0]])
             for term, made in zip(asked, tokens, strict=True)
-            if made[0] in self._postings
+            if made and made[0] in self._postings
         ]
         return self._best(found, n)
 
@@ -123,18 +173,10 @@ class MemoryLexicon:
             for row, words in zip(best.tolist(), _holding(best, found), strict=True)
         ]
 
-    def _read(self, conn: sqlite3.Connection) -> None:
+    def _read(self, source: LexicalSource) -> None:
         """Read the table's words into postings, and the generation they are of."""
         start = time.monotonic()
-        conn.execute("BEGIN")  # one snapshot for the counter and the words
-        try:
-            now = generation(conn)
-            rows = conn.execute(
-                "SELECT i.chunk_id, l.terms FROM lexical l JOIN lexical_ids i ON i.row = l.rowid"
-                " ORDER BY l.rowid"
-            ).fetchall()
-        finally:
-            conn.execute("COMMIT")
+        now, rows = source.read()
         self.chunk_ids = [chunk_id for chunk_id, _ in rows]
         self._postings = _postings([_tokens(words) for _, words in rows])
         self.generation = now

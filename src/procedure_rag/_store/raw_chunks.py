@@ -1,7 +1,8 @@
 """Where an index's raw chunks live: a chunk store, or a framework docstore mirrored from a ledger.
 
-Both adapters take either docstore. With a :class:`~procedure_rag._store.chunk_store.ChunkStore`
-the raw chunks and the vector ledger are one SQLite file, written in one transaction.
+Both adapters take either docstore. With a :class:`~procedure_rag._store.docstore.Docstore`
+(a SQLite :class:`~procedure_rag._store.chunk_store.ChunkStore`, or a PostgreSQL database)
+the raw chunks and the vector ledger are one store, written in one transaction.
 With a framework's own docstore (a LangChain ``BaseStore``, a LlamaIndex
 ``BaseDocumentStore``) the ledger that finds a source's old vectors is an in-memory
 chunk store, and every write is mirrored into the framework docstore: the chunks
@@ -18,7 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
-from procedure_rag._store.chunk_store import ChunkStore, StoredChunk
+from procedure_rag._store.chunk_store import ChunkStore
+from procedure_rag._store.docstore import Docstore
+from procedure_rag._store.records import StoredChunk
 from procedure_rag._store.writer import (
     IndexReport,
     RepresentationSource,
@@ -50,17 +53,17 @@ class RawChunks:
             docstore (mirrored from an in-memory ledger).
     """
 
-    def __init__(self, docstore: ChunkStore | ForeignDocstore) -> None:
-        self._foreign = None if isinstance(docstore, ChunkStore) else docstore
-        self._ledger = docstore if isinstance(docstore, ChunkStore) else ChunkStore()
+    def __init__(self, docstore: Docstore | ForeignDocstore) -> None:
+        self._foreign = None if isinstance(docstore, Docstore) else docstore
+        self._ledger: Docstore = docstore if isinstance(docstore, Docstore) else ChunkStore()
 
     @property
-    def ledger(self) -> ChunkStore:
+    def ledger(self) -> Docstore:
         """The vector ledger: the chunk store itself, or the in-memory one beside a framework docstore."""
         return self._ledger
 
     @property
-    def chunk_store(self) -> ChunkStore | None:
+    def chunk_store(self) -> Docstore | None:
         """The chunk store holding the raw chunks, or ``None`` beside a framework docstore."""
         return self._ledger if self._foreign is None else None
 

@@ -26,7 +26,8 @@ from typing import Protocol
 from procedure_rag._metadata import JSON_KEYS, chunk_from_metadata, is_filter_key, same_metadata
 from procedure_rag._representations.offline.generator import generate_representations
 from procedure_rag._representations.types import Representation
-from procedure_rag._store.chunk_store import ChunkStore, Scalar, StoredChunk
+from procedure_rag._store.docstore import Docstore
+from procedure_rag._store.records import Scalar, StoredChunk
 from procedure_rag._types import Chunk, ChunkLevel
 
 __all__ = [
@@ -213,7 +214,7 @@ def vector_records(
 def write_chunks(
     chunks: Sequence[StoredChunk],
     *,
-    store: ChunkStore,
+    store: Docstore,
     backend: VectorBackend,
     representations: RepresentationSource | None = None,
     id_key: str = "doc_id",
@@ -267,12 +268,13 @@ def write_chunks(
     return report
 
 
-def delete_sources(source_ids: Iterable[str], *, store: ChunkStore, backend: VectorBackend) -> IndexReport:
+def delete_sources(source_ids: Iterable[str], *, store: Docstore, backend: VectorBackend) -> IndexReport:
     """Remove every chunk and vector of ``source_ids`` (unknown ones are ignored)."""
     report = IndexReport(vectors_removed=_clean(store, backend))
     for source_id in dict.fromkeys(source_ids):
-        commit = store.commit_source(source_id, [], {})
-        _delete_vectors(store, backend, commit.stale_vectors)
+        with store.writing(source_id):
+            commit = store.commit_source(source_id, [], {})
+            _delete_vectors(store, backend, commit.stale_vectors)
         report += IndexReport(
             sources=(source_id,),
             chunks_removed=len(commit.chunks.removed),
@@ -288,7 +290,7 @@ def check_delete_selector(source_ids: Sequence[str] | None, ids: Sequence[str] |
         raise ValueError(msg)
 
 
-def delete_chunks(chunk_ids: Iterable[str], *, store: ChunkStore, backend: VectorBackend) -> IndexReport:
+def delete_chunks(chunk_ids: Iterable[str], *, store: Docstore, backend: VectorBackend) -> IndexReport:
     """Remove chunks by id, with their vectors (unknown ids are ignored)."""
     wanted = list(dict.fromkeys(chunk_ids))
     present = sum(1 for found in store.get(wanted) if found is not None)
@@ -323,10 +325,26 @@ def _write_source(
     *,
     chunks: Sequence[StoredChunk],
     records: Sequence[VectorRecord],
-    store: ChunkStore,
+    store: Docstore,
     backend: VectorBackend,
     id_key: str,
 ) -> IndexReport:
+    with store.writing(source_id):
+        return _write_locked(
+            source_id, chunks=chunks, records=records, store=store, backend=backend, id_key=id_key
+        )
+
+
+def _write_locked(
+    source_id: str,
+    *,
+    chunks: Sequence[StoredChunk],
+    records: Sequence[VectorRecord],
+    store: Docstore,
+    backend: VectorBackend,
+    id_key: str,
+) -> IndexReport:
+    """:func:`_write_source` under the source's writing lock."""
     live = set(store.vector_ids(source_id))
     before = {found.chunk_id: found for found in store.get(c.chunk_id for c in chunks) if found is not None}
     unchanged = {
@@ -357,7 +375,7 @@ def _write_source(
     )
 
 
-def _clean(store: ChunkStore, backend: VectorBackend, *, keep: Set[str] = frozenset()) -> int:
+def _clean(store: Docstore, backend: VectorBackend, *, keep: Set[str] = frozenset()) -> int:
     """Delete what an earlier call left behind (stale vectors, pending ones of a write that died).
 
     Vectors in ``keep`` are left alone: the caller is about to write them again under
@@ -368,13 +386,23 @@ def _clean(store: ChunkStore, backend: VectorBackend, *, keep: Set[str] = frozen
     when the vector was written by another process: the case of a run that was killed).
     Writing the same vector again is risky there too; the Chroma backends keep it
     (:func:`~procedure_rag._chroma.collection.upsert`).
+
+    A source's leftovers are deleted under its writing lock
+    (:meth:`~procedure_rag._store.docstore.Docstore.writing`); a source another writer
+    holds is left to it (its pending vectors are that writer's, not a dead run's).
     """
-    leftovers = [vector_id for vector_id in store.stale_vectors() if vector_id not in keep]
-    _delete_vectors(store, backend, leftovers)
-    return len(leftovers)
+    removed = 0
+    for source_id in store.stale_sources():
+        with store.writing(source_id, wait=False) as held:
+            if not held:
+                continue
+            leftovers = [vector_id for vector_id in store.stale_vectors(source_id) if vector_id not in keep]
+            _delete_vectors(store, backend, leftovers)
+            removed += len(leftovers)
+    return removed
 
 
-def _delete_vectors(store: ChunkStore, backend: VectorBackend, ids: Sequence[str]) -> None:
+def _delete_vectors(store: Docstore, backend: VectorBackend, ids: Sequence[str]) -> None:
     if ids:
         backend.delete(list(ids))
         store.forget_vectors(ids)
