@@ -33,6 +33,7 @@ __all__ = [
     "DEFAULT_MAX_UNCOMPRESSED_BYTES",
     "DOCUMENT_CONTENT_TYPES",
     "OLE_SIGNATURE",
+    "PRESENTATION_CONTENT_TYPES",
     "WORKBOOK_CONTENT_TYPES",
     "Package",
     "main_content_type",
@@ -64,6 +65,16 @@ DOCUMENT_CONTENT_TYPES = (
     "application/vnd.ms-word.document.macroEnabled.main+xml",
     "application/vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml",
     "application/vnd.ms-word.template.macroEnabledTemplate.main+xml",
+)
+#: Main content types of a PowerPoint deck: .pptx, .pptm (macros kept, never run), slide shows
+#: (.ppsx, .ppsm) and templates (.potx, .potm).
+PRESENTATION_CONTENT_TYPES = (
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml",
+    "application/vnd.ms-powerpoint.presentation.macroEnabled.main+xml",
+    "application/vnd.openxmlformats-officedocument.presentationml.slideshow.main+xml",
+    "application/vnd.ms-powerpoint.slideshow.macroEnabled.main+xml",
+    "application/vnd.openxmlformats-officedocument.presentationml.template.main+xml",
+    "application/vnd.ms-powerpoint.template.macroEnabled.main+xml",
 )
 _ZIP_SIGNATURE = b"PK\x03\x04"
 #: OLE stream names (UTF-16) that tell a legacy Word or PowerPoint file from an Excel one.
@@ -130,15 +141,27 @@ class Package:
 
     def relationships(self, part: str, fmt: str) -> dict[str, str]:
         """The targets of ``part``'s relationships by id, as part names in the zip."""
+        return {rel_id: target for rel_id, _, target in self._relationships(part, fmt)}
+
+    def related(self, part: str, fmt: str, kind: str) -> list[str]:
+        """The targets of ``part``'s relationships of one kind, in the order they are listed.
+
+        ``kind`` is the last word of the relationship type: ``"slideLayout"``, ``"notesSlide"``.
+        """
+        return [target for _, rel_type, target in self._relationships(part, fmt) if rel_type == kind]
+
+    def _relationships(self, part: str, fmt: str) -> list[tuple[str, str, str]]:
+        """``(id, kind, target)`` of each internal relationship of ``part`` (see :meth:`related`)."""
         folder, base = posixpath.split(part)
         rels = self.read_xml(posixpath.join(folder, "_rels", base + ".rels"), fmt)
-        out = {}
+        out = []
         for rel in rels.iter(f"{_REL_NS}Relationship"):
             target = rel.get("Target", "")
             if rel.get("TargetMode") == "External" or not target:
                 continue
             resolved = target.lstrip("/") if target.startswith("/") else posixpath.join(folder, target)
-            out[rel.get("Id", "")] = posixpath.normpath(resolved)
+            kind = rel.get("Type", "").rpartition("/")[2]
+            out.append((rel.get("Id", ""), kind, posixpath.normpath(resolved)))
         return out
 
 
