@@ -498,6 +498,7 @@ def test_damaged_pdf_gives_chunks_or_a_reader_error(flips: list[tuple[int, int]]
 OFFICE_FILES = {
     "xlsx": "xlsx/ja_neos21_sagyo-tejunsho-template.xlsx",
     "docx": "docx/ja_osaka-u_cf-libs_python-manual.docx",
+    "pptx": "pptx/hololens-troubleshoot-libreoffice-ja.pptx",
 }
 
 
@@ -975,6 +976,8 @@ def test_the_default_limits_are_generous() -> None:
             "max_uncompressed_bytes must be an int or None, got float",
         ),
         ({"include_hidden_sheets": 1}, TypeError, "include_hidden_sheets must be a bool, got int"),
+        ({"include_hidden_slides": "yes"}, TypeError, "include_hidden_slides must be a bool, got str"),
+        ({"include_speaker_notes": None}, TypeError, "include_speaker_notes must be a bool, got NoneType"),
     ],
 )
 def test_bad_limits_raise_pinned_messages(

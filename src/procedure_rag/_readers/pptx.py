@@ -5,7 +5,8 @@ and its PresentationML read with the standard library's XML parser; nothing in i
 run (macros of a ``.pptm`` are never loaded). Slides are read in the deck's order
 (``p:sldIdLst``); a hidden slide (``show="0"``) is skipped unless
 ``include_hidden_slides``. Each element's ``page`` is its slide's number (its place in
-the deck, hidden slides counted). What becomes what:
+the deck, hidden slides counted) and its box its shape's rectangle on the slide
+(:mod:`~procedure_rag._readers.pptx_deck`). What becomes what:
 
 - **Titles**: the first slide's title, when it is a title slide (a ``ctrTitle`` or
   ``subTitle`` placeholder, or the ``title`` layout), is the deck's title. A *section slide* (the
@@ -26,7 +27,8 @@ the deck, hidden slides counted). What becomes what:
   PowerPoint shows (``1.``, ``a)``, ``①``, ``•``) and whose ``level`` is the
   paragraph's level; a paragraph without one is part of the item above it when it
   is indented under it, else text read by the plain-text reader, so numbers typed by
-  hand and labels (``注意:``, ``Note:``) mean what they mean in text.
+  hand and labels (``注意:``, ``Note:``) mean what they mean in text (a short line those
+  rules would make a heading by its layout alone stays text: sections come from titles).
 - **Tables** are Markdown tables (a merged cell written once, the cells it covers
   left empty); **pictures** are their alt text (``descr``, else ``title``; a bare file
   name is not alt text); dates, footers and slide numbers are page footers.
@@ -53,6 +55,7 @@ from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._readers.plaintext import iter_plain_text_within
 from procedure_rag._readers.pptx_bullets import A, AutoNumbers, ListStyle, resolve
 from procedure_rag._readers.pptx_deck import (
+    FORMAT,
     FURNITURE,
     Deck,
     P,
@@ -70,7 +73,7 @@ from procedure_rag._types import BBox, ElementKind, LayoutElement, Span
 
 __all__ = ["NOTES_HINT", "iter_pptx", "read_pptx"]
 
-_FORMAT = "pptx"
+_FORMAT = FORMAT
 #: The hint every element read from a slide's speaker notes carries.
 NOTES_HINT = ("speaker_notes", "true")
 _TABLE = "http://schemas.openxmlformats.org/drawingml/2006/table"
@@ -121,6 +124,10 @@ def iter_pptx(
     yield from read_pptx(source, source_id=source_id, options=options).elements
 
 
+def _title_box(slide: Slide) -> BBox | None:
+    return slide.title_shape.box if slide.title_shape is not None else None
+
+
 @dataclass
 class _Writer:
     """The extracted text and the elements whose spans point into it, slide by slide."""
@@ -133,6 +140,7 @@ class _Writer:
     page: int = 1
     box: BBox | None = None  # the box of the shape being read
     level: int = 0  # the level of the heading the text sits under
+    last_title: str | None = None  # the key of the slide title the text sits under (title_key)
     pending: list[str] = field(default_factory=list)  # plain paragraphs, read together
     notes: list[tuple[int, str]] = field(default_factory=list)  # the section's speaker notes, by slide
     items: list[tuple[int, str, str]] = field(default_factory=list)  # open list items: level, id, list id
@@ -160,34 +168,18 @@ class _Writer:
 
     def deck(self, deck: Deck, slides: Sequence[Slide]) -> None:
         base = 1 if any(slide.section for slide in slides) else 0
-        section_level = base + 1
-        sections = any(s.kind == "section" or (s.kind == "title" and i) for i, s in enumerate(slides))
-        content_level = section_level + 1 if sections else base + 1
+        dividers = any(s.kind == "section" or (s.kind == "title" and i) for i, s in enumerate(slides))
+        levels = (base + 1, base + 2 if dividers else base + 1)  # section slides', other slides'
         section = ""
-        last_title: str | None = None  # the key of the content slide title the text sits under
         for index, slide in enumerate(slides):
             self.page = slide.number
+            deck_title = slide.kind == "title" and index == 0
+            if deck_title:  # above PowerPoint's sections
+                self.heading(ElementDraft(ElementKind.TITLE, slide.title), 0, _title_box(slide))
             if slide.section and slide.section != section:
                 section = slide.section
                 self.heading(ElementDraft(ElementKind.SECTION_HEADER, section, level=1), 1)
-                last_title = None
-            going_on = not slide.title
-            box = slide.title_shape.box if slide.title_shape is not None else None
-            if slide.kind == "title" and index == 0:
-                self.heading(ElementDraft(ElementKind.TITLE, slide.title), 0, box)
-                last_title = None
-            elif slide.kind in ("title", "section"):
-                draft = ElementDraft(ElementKind.SECTION_HEADER, slide.title, level=section_level)
-                self.heading(draft, section_level, box)
-                last_title = None
-            elif slide.title and title_key(slide.title) == last_title:
-                going_on = True  # the title again: a running header, and the list goes on
-                self.box = box
-                self.add(ElementDraft(ElementKind.PAGE_HEADER, slide.title))
-            elif slide.title:
-                draft = ElementDraft(ElementKind.SECTION_HEADER, slide.title, level=content_level)
-                self.heading(draft, content_level, box)
-                last_title = title_key(slide.title)
+            going_on = not deck_title and self.title(slide, levels)
             self.slide(deck, slide, keep_list=going_on)
             if self.options.include_speaker_notes:
                 notes = deck.notes(slide)
@@ -195,12 +187,32 @@ class _Writer:
                     self.notes.append((slide.number, notes))
         self.flush_notes()
 
+    def title(self, slide: Slide, levels: tuple[int, int]) -> bool:
+        """Write a slide's title; whether the slide goes on in the section before it, list and all."""
+        box = _title_box(slide)
+        if slide.kind in ("title", "section"):
+            self.heading(
+                ElementDraft(ElementKind.SECTION_HEADER, slide.title, level=levels[0]), levels[0], box
+            )
+            return False
+        if not slide.title:
+            return True
+        key = title_key(slide.title)
+        if key == self.last_title:  # the title again: a running header, and the list goes on
+            self.box = box
+            self.add(ElementDraft(ElementKind.PAGE_HEADER, slide.title))
+            return True
+        self.heading(ElementDraft(ElementKind.SECTION_HEADER, slide.title, level=levels[1]), levels[1], box)
+        self.last_title = key
+        return False
+
     def heading(self, draft: ElementDraft, level: int, box: BBox | None = None) -> None:
         page = self.page
         self.flush_notes()
         self.page, self.box = page, box
         self.items.clear()
         self.level = level
+        self.last_title = None
         self.add(draft)
 
     def slide(self, deck: Deck, slide: Slide, *, keep_list: bool) -> None:

@@ -36,6 +36,7 @@ __all__ = [
     "bullet_of",
     "format_autonumber",
     "list_style",
+    "resolve",
 ]
 
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"

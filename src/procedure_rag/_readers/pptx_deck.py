@@ -23,6 +23,7 @@ from procedure_rag._readers.pptx_bullets import A, AutoNumbers, ListStyle, list_
 from procedure_rag._types import BBox, ElementKind
 
 __all__ = [
+    "FORMAT",
     "FURNITURE",
     "Deck",
     "P",
