@@ -43,9 +43,11 @@ __all__ = [
     "source_bytes",
 ]
 
-#: What reading a damaged zip raises: zipfile's own errors, zlib's, truncation, and a
-#: ValueError for a header offset that points outside the file ("negative seek value").
-_DAMAGED = (ET.ParseError, zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError)
+#: What reading a damaged zip raises: zipfile's own errors, zlib's, truncation, a
+#: ValueError for a header offset that points outside the file ("negative seek value"), and
+#: a NotImplementedError for a header naming a zip version, compression method or
+#: encryption zipfile does not know (a damaged byte reads as "zip file version 24.8").
+_DAMAGED = (ET.ParseError, zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, NotImplementedError)
 
 #: Default most bytes an Office file may unpack to: 256 MiB, many times any real manual,
 #: far short of what a zip bomb unpacks to.
@@ -191,7 +193,7 @@ def main_content_type(data: bytes) -> str | None:
                 return None
             root = ET.fromstring(zf.read(info))  # noqa: S314 - expat refuses entity expansion
             main = _main_part(zf)
-    except (zipfile.BadZipFile, zlib.error, KeyError, ET.ParseError, OSError, EOFError, ValueError):
+    except (KeyError, *_DAMAGED):
         return None
     return _content_type(root, main) if main else None
 
@@ -223,7 +225,7 @@ def open_package(data: bytes, *, fmt: str, name: str, max_uncompressed_bytes: in
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
         infos = zf.infolist()
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+    except _DAMAGED as exc:
         raise ReaderError(fmt, "file", f"{name} is a damaged or truncated zip: {exc}") from None
     total = sum(info.file_size for info in infos)
     if max_uncompressed_bytes is not None and total > max_uncompressed_bytes:

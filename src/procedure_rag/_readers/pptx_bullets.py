@@ -103,7 +103,7 @@ def _glyph(char: str, font: str) -> str:
 
 
 def _start(value: str | None) -> int:
-    return int(value) if value and value.isdigit() and 0 < int(value) < 32768 else 1
+    return int(value) if value and value.isdecimal() and 0 < int(value) < 32768 else 1
 
 
 def bullet_of(ppr: ET.Element | None) -> Bullet | None:

@@ -213,7 +213,7 @@ def body_texts(shape: ET.Element) -> list[str]:
 def level_of(ppr: ET.Element | None) -> int:
     """A paragraph's level (``a:pPr lvl``, 0 to 8)."""
     value = ppr.get("lvl", "0") if ppr is not None else "0"
-    return int(value) if value.isdigit() and int(value) < 9 else 0
+    return int(value) if value.isdecimal() and int(value) < 9 else 0
 
 
 def alt_text(picture: ET.Element) -> str:
