@@ -535,11 +535,16 @@ def test_truncated_office_file_gives_a_reader_error(fmt: str, removed: int) -> N
 
 
 @pytest.mark.parametrize("fmt", sorted(OFFICE_FILES))
-@pytest.mark.parametrize(("field", "value"), [(6, 0xFF), (10, 99)], ids=["zip-version", "compression-method"])
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [(6, 0xFF), (10, 99), (8, 1)],
+    ids=["zip-version", "compression-method", "encrypted-entry"],
+)
 def test_a_zip_header_zipfile_cannot_read_is_a_reader_error(fmt: str, field: int, value: int) -> None:
-    # zipfile raises NotImplementedError for a version or method it does not know (found by fuzzing decks).
+    # zipfile raises NotImplementedError for a version or method it does not know, RuntimeError for an
+    # entry flagged as encrypted (found by fuzzing decks).
     data = bytearray(office_bytes(fmt))
-    data[data.index(b"PK\x01\x02") + field] = value  # the first central directory entry
+    data[data.index(b"PK\x01\x02") + field] |= value  # the first central directory entry
     outcome = run(bytes(data), fmt)
     assert isinstance(outcome, ReaderError), outcome
     assert str(outcome).startswith(f"{fmt} record "), outcome

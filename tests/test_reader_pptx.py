@@ -489,6 +489,10 @@ def _without(path: Path, part: str) -> bytes:
             r"pptx record 'ppt/slides/slide3.xml': bad: the part is damaged",
         ),
         (
+            edited(DECKS["en"], {SLIDE: '<?xml version="1.0" encoding="UTx-8"?><p:sld/>'}),
+            r"pptx record 'ppt/slides/slide3.xml': bad: the part is damaged: unknown encoding",
+        ),
+        (
             edited(DECKS["en"], {"ppt/slideLayouts/slideLayout2.xml": "<p:sldLayout"}),
             r"pptx record 'ppt/slideLayouts/slideLayout2.xml': bad: the part is damaged",
         ),
@@ -497,7 +501,16 @@ def _without(path: Path, part: str) -> bytes:
             r"pptx record 'xl/workbook.xml': bad is not a PowerPoint deck: its main part is application/vnd",
         ),
     ],
-    ids=["not-zip", "truncated", "encrypted", "missing-slide", "damaged-slide", "damaged-layout", "workbook"],
+    ids=[
+        "not-zip",
+        "truncated",
+        "encrypted",
+        "missing-slide",
+        "damaged-slide",
+        "unknown-encoding",
+        "damaged-layout",
+        "workbook",
+    ],
 )
 def test_bad_input_is_a_reader_error_naming_file_and_part(data: bytes, message: str) -> None:
     with pytest.raises(ReaderError, match=message):

@@ -46,8 +46,20 @@ __all__ = [
 #: What reading a damaged zip raises: zipfile's own errors, zlib's, truncation, a
 #: ValueError for a header offset that points outside the file ("negative seek value"), and
 #: a NotImplementedError for a header naming a zip version, compression method or
-#: encryption zipfile does not know (a damaged byte reads as "zip file version 24.8").
-_DAMAGED = (ET.ParseError, zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, NotImplementedError)
+#: encryption zipfile does not know (a damaged byte reads as "zip file version 24.8"), and a
+#: LookupError for an XML declaration naming an encoding there is none of (``encoding="UTx-8"``),
+#: and a RuntimeError for an entry flagged as encrypted (zipfile asks for a password).
+_DAMAGED = (
+    ET.ParseError,
+    zipfile.BadZipFile,
+    zlib.error,
+    OSError,
+    EOFError,
+    ValueError,
+    NotImplementedError,
+    LookupError,
+    RuntimeError,
+)
 
 #: Default most bytes an Office file may unpack to: 256 MiB, many times any real manual,
 #: far short of what a zip bomb unpacks to.
