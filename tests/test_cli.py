@@ -284,10 +284,10 @@ ERRORS = [
     ),
     (
         "bad-format",
-        _args("split", "--format", "pptx", "x.md"),
+        _args("split", "--format", "odp", "x.md"),
         2,
         "procedure-rag: error: --format must be auto or one of markdown, text, html, rst, pdf, xlsx, docx, "
-        "unstructured, docling, azure, google, textract, got 'pptx'",
+        "pptx, unstructured, docling, azure, google, textract, got 'odp'",
     ),
     (
         "chunk-size-not-int",

@@ -498,6 +498,7 @@ def test_damaged_pdf_gives_chunks_or_a_reader_error(flips: list[tuple[int, int]]
 OFFICE_FILES = {
     "xlsx": "xlsx/ja_neos21_sagyo-tejunsho-template.xlsx",
     "docx": "docx/ja_osaka-u_cf-libs_python-manual.docx",
+    "pptx": "pptx/hololens-troubleshoot-libreoffice-ja.pptx",
 }
 
 
@@ -531,6 +532,22 @@ def test_truncated_office_file_gives_a_reader_error(fmt: str, removed: int) -> N
     outcome = run(data[: max(0, len(data) - removed)], fmt)
     assert isinstance(outcome, ReaderError), outcome
     assert str(outcome).startswith(f"{fmt} record 'file': fuzz "), outcome
+
+
+@pytest.mark.parametrize("fmt", sorted(OFFICE_FILES))
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [(6, 0xFF), (10, 99), (8, 1)],
+    ids=["zip-version", "compression-method", "encrypted-entry"],
+)
+def test_a_zip_header_zipfile_cannot_read_is_a_reader_error(fmt: str, field: int, value: int) -> None:
+    # zipfile raises NotImplementedError for a version or method it does not know, RuntimeError for an
+    # entry flagged as encrypted (found by fuzzing decks).
+    data = bytearray(office_bytes(fmt))
+    data[data.index(b"PK\x01\x02") + field] |= value  # the first central directory entry
+    outcome = run(bytes(data), fmt)
+    assert isinstance(outcome, ReaderError), outcome
+    assert str(outcome).startswith(f"{fmt} record "), outcome
 
 
 # ----- parser JSON: synthetic documents -----------------------------------------------------------
@@ -975,6 +992,8 @@ def test_the_default_limits_are_generous() -> None:
             "max_uncompressed_bytes must be an int or None, got float",
         ),
         ({"include_hidden_sheets": 1}, TypeError, "include_hidden_sheets must be a bool, got int"),
+        ({"include_hidden_slides": "yes"}, TypeError, "include_hidden_slides must be a bool, got str"),
+        ({"include_speaker_notes": None}, TypeError, "include_speaker_notes must be a bool, got NoneType"),
     ],
 )
 def test_bad_limits_raise_pinned_messages(

@@ -280,6 +280,21 @@ def test_revisions_comments_text_boxes_footnotes_and_merged_cells() -> None:
     ]
 
 
+def test_numbers_in_other_digits_are_no_crash() -> None:
+    # "²" is a digit to str.isdigit but not to int(): a level, outline level or span written so is ignored.
+    body = (
+        '<w:p><w:pPr><w:numPr><w:ilvl w:val="²"/><w:numId w:val="1"/></w:numPr>'
+        '<w:outlineLvl w:val="²"/></w:pPr><w:r><w:t>Open it.</w:t></w:r></w:p>'
+        '<w:tbl><w:tr><w:tc><w:tcPr><w:gridSpan w:val="²"/></w:tcPr>'
+        "<w:p><w:r><w:t>A</w:t></w:r></w:p></w:tc></w:tr></w:tbl>"
+    )
+    data = edited(
+        RECOVERY, {"word/document.xml": document(body), "word/numbering.xml": numbering([("decimal", "%1.")])}
+    )
+    elements = read_docx(data, source_id="d").elements
+    assert [(e.kind, e.number, e.level) for e in elements[:1]] == [(ElementKind.LIST_ITEM, "1.", 0)]
+
+
 def test_format_number_edges() -> None:
     assert format_number(21, "decimalEnclosedCircle") == "㉑"
     assert format_number(27, "lowerLetter") == "aa"

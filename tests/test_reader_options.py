@@ -102,6 +102,44 @@ def _docx(lines: tuple[str, ...]) -> bytes:
     return out.getvalue()
 
 
+def _shape(placeholder: str, paragraphs: str) -> str:
+    """A slide's shape filling ``placeholder`` with ``paragraphs``."""
+    props = f'<p:nvSpPr><p:cNvPr id="2" name="s"/><p:cNvSpPr/><p:nvPr>{placeholder}</p:nvPr></p:nvSpPr>'
+    return f"<p:sp>{props}<p:txBody>{paragraphs}</p:txBody></p:sp>"
+
+
+def _pptx(lines: tuple[str, ...]) -> bytes:
+    """A deck of one slide holding ``lines`` as unbulleted paragraphs (numbered by hand), from its parts."""
+    a = "http://schemas.openxmlformats.org/drawingml/2006/main"
+    p = "http://schemas.openxmlformats.org/presentationml/2006/main"
+    r = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+    paragraphs = "".join(
+        f"<a:p><a:pPr><a:buNone/></a:pPr><a:r><a:t>{line}</a:t></a:r></a:p>" for line in lines
+    )
+    main = "application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml"
+    rel = f"{r}/officeDocument"
+    rels = "http://schemas.openxmlformats.org/package/2006/relationships"
+    parts = {
+        "[Content_Types].xml": '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+        f'<Override PartName="/ppt/presentation.xml" ContentType="{main}"/></Types>',
+        "_rels/.rels": f'<Relationships xmlns="{rels}"><Relationship Id="r1" Type="{rel}" '
+        'Target="ppt/presentation.xml"/></Relationships>',
+        "ppt/presentation.xml": f'<p:presentation xmlns:p="{p}" xmlns:r="{r}"><p:sldIdLst>'
+        '<p:sldId id="256" r:id="s1"/></p:sldIdLst></p:presentation>',
+        "ppt/_rels/presentation.xml.rels": f'<Relationships xmlns="{rels}"><Relationship Id="s1" '
+        f'Type="{r}/slide" Target="slides/slide1.xml"/></Relationships>',
+        "ppt/slides/slide1.xml": f'<p:sld xmlns:a="{a}" xmlns:p="{p}"><p:cSld><p:spTree>'
+        + _shape('<p:ph type="title"/>', "<a:p><a:r><a:t>Reset</a:t></a:r></a:p>")
+        + _shape('<p:ph idx="1"/>', paragraphs)
+        + "</p:spTree></p:cSld></p:sld>",
+    }
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        for name, text in parts.items():
+            zf.writestr(name, text)
+    return out.getvalue()
+
+
 SOURCES: dict[str, Callable[[], object]] = {
     "markdown": lambda: "# Reset\n\n" + "\n".join(STEPS) + "\n",
     "text": lambda: "Reset\n\n" + "\n".join(STEPS) + "\n",
@@ -110,6 +148,7 @@ SOURCES: dict[str, Callable[[], object]] = {
     "pdf": lambda: _pdf(STEPS),
     "xlsx": lambda: _xlsx(STEPS),
     "docx": lambda: _docx(STEPS),
+    "pptx": lambda: _pptx(STEPS),
     "unstructured": lambda: [
         {"type": "NarrativeText", "element_id": f"e{i}", "text": step, "metadata": {}}
         for i, step in enumerate(STEPS)
@@ -171,7 +210,7 @@ def test_max_json_depth_is_enforced_for_every_layout_format(fmt: str) -> None:
         read_source(SOURCES[fmt](), source_id="reset", fmt=fmt, options=ReaderOptions(max_json_depth=2))
 
 
-@pytest.mark.parametrize("fmt", ["xlsx", "docx"])
+@pytest.mark.parametrize("fmt", ["xlsx", "docx", "pptx"])
 def test_max_uncompressed_bytes_reaches_the_office_readers(fmt: str) -> None:
     source = SOURCES[fmt]()
     with pytest.raises(ValueError, match=r"over the limit of 100 \(ChunkerOptions.max_uncompressed_bytes"):
@@ -186,6 +225,8 @@ def test_the_chunker_hands_the_readers_its_own_options() -> None:
         max_json_depth=9,
         max_uncompressed_bytes=5000,
         include_hidden_sheets=True,
+        include_hidden_slides=True,
+        include_speaker_notes=False,
     )
     assert options.reader_options == ReaderOptions(
         step_styles=(STAGE,),
@@ -195,4 +236,6 @@ def test_the_chunker_hands_the_readers_its_own_options() -> None:
         max_json_depth=9,
         max_uncompressed_bytes=5000,
         include_hidden_sheets=True,
+        include_hidden_slides=True,
+        include_speaker_notes=False,
     )

@@ -56,7 +56,7 @@ def test_detect_format_names_what_it_cannot_tell() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({"source_format": "pptx"}, ValueError, "source_format must be 'auto' or one of markdown, text"),
+        ({"source_format": "odp"}, ValueError, "source_format must be 'auto' or one of markdown, text"),
         ({"source_format": "textract"}, ValueError, "source_id is required for textract input"),
     ],
 )

@@ -64,6 +64,10 @@ class ChunkerOptions:
             ``None`` means no limit.
         include_hidden_sheets: Whether the Excel reader reads hidden sheets too
             (by default it skips them).
+        include_hidden_slides: Whether the PowerPoint reader reads hidden slides too
+            (by default it skips them).
+        include_speaker_notes: Whether the PowerPoint reader reads the slides' speaker
+            notes (by default it does, after the content of their section).
     """
 
     chunk_size: int = 400
@@ -81,6 +85,8 @@ class ChunkerOptions:
     max_json_depth: int | None = DEFAULT_MAX_JSON_DEPTH
     max_uncompressed_bytes: int | None = DEFAULT_MAX_UNCOMPRESSED_BYTES
     include_hidden_sheets: bool = False
+    include_hidden_slides: bool = False
+    include_speaker_notes: bool = True
 
     def __post_init__(self) -> None:
         if isinstance(self.chunk_size, bool) or not isinstance(self.chunk_size, int):
@@ -115,9 +121,11 @@ class ChunkerOptions:
         _check_limit("max_input_chars", self.max_input_chars)
         _check_limit("max_json_depth", self.max_json_depth)
         _check_limit("max_uncompressed_bytes", self.max_uncompressed_bytes)
-        if not isinstance(self.include_hidden_sheets, bool):
-            msg = f"include_hidden_sheets must be a bool, got {type(self.include_hidden_sheets).__name__}"
-            raise TypeError(msg)
+        for name in ("include_hidden_sheets", "include_hidden_slides", "include_speaker_notes"):
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                msg = f"{name} must be a bool, got {type(value).__name__}"
+                raise TypeError(msg)
 
     @property
     def reader_options(self) -> ReaderOptions:

@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
-__all__ = ["is_cjk", "join_lines"]
+__all__ = ["is_cjk", "join_lines", "title_key"]
 
 _CJK = re.compile(r"[\u3000-\u30ff\u4e00-\u9fff\uff00-\uffef]")
+#: The words that mark a title as going on from the one before it, Japanese and English.
+_CONTINUED_WORDS = r"(?:continued|cont'd|cont\.|contd\.?|続き|つづき|続|[0-9]+\s*/\s*[0-9]+)"
+#: That mark at the end of a title (NFKC-normalised): in brackets, or after a space or a dash.
+_CONTINUED = re.compile(
+    rf"(?:\s*[(\[【〔]\s*{_CONTINUED_WORDS}\s*[)\]】〕]|(?:^|\s+|\s*[-–—:]\s*){_CONTINUED_WORDS})\s*$",
+    re.IGNORECASE,
+)
 
 
 def is_cjk(ch: str) -> bool:
@@ -26,3 +34,16 @@ def join_lines(lines: list[str]) -> str:
             out.append(" ")
         out.append(line)
     return "".join(out)
+
+
+def title_key(title: str) -> str:
+    """A title as compared with the one before it, the mark that it goes on left out.
+
+    NFKC, case and spacing are ignored, and so is a mark at the end that the title goes
+    on from the one before (``(continued)``, ``(cont.)``, ``（続き）``, ``(2/3)``):
+
+    ``title_key("Hard restart (continued)") == title_key("Hard restart")``, and
+    ``title_key("ハード再起動（続き）") == title_key("ハード再起動 (1/2)")``.
+    """
+    text = unicodedata.normalize("NFKC", title)
+    return " ".join(_CONTINUED.sub("", text).split()).casefold()

@@ -153,12 +153,12 @@ def _num_pr(ppr: ET.Element | None) -> tuple[str, int] | None:
     if num is None:
         return None
     ilvl = _val(num, "ilvl")
-    return _val(num, "numId") or "", int(ilvl) if ilvl and ilvl.isdigit() else 0
+    return _val(num, "numId") or "", int(ilvl) if ilvl and ilvl.isdecimal() else 0
 
 
 def _outline(ppr: ET.Element | None) -> int | None:
     value = _val(ppr, "outlineLvl")
-    return int(value) if value is not None and value.isdigit() else None
+    return int(value) if value is not None and value.isdecimal() else None
 
 
 def _styles(root: ET.Element | None) -> dict[str, _Style]:
@@ -230,7 +230,7 @@ def _table_rows(table: ET.Element) -> list[list[str]]:
             merge = tcpr.find(f"{W}vMerge") if tcpr is not None else None
             continued = merge is not None and merge.get(f"{W}val", "continue") != "restart"
             row.append("" if continued else _cell_text(tc))
-            row.extend([""] * (int(span) - 1 if span and span.isdigit() and 1 < int(span) < 64 else 0))
+            row.extend([""] * (int(span) - 1 if span and span.isdecimal() and 1 < int(span) < 64 else 0))
         rows.append(row)
     return rows
 

@@ -33,6 +33,7 @@ __all__ = [
     "DEFAULT_MAX_UNCOMPRESSED_BYTES",
     "DOCUMENT_CONTENT_TYPES",
     "OLE_SIGNATURE",
+    "PRESENTATION_CONTENT_TYPES",
     "WORKBOOK_CONTENT_TYPES",
     "Package",
     "main_content_type",
@@ -42,9 +43,23 @@ __all__ = [
     "source_bytes",
 ]
 
-#: What reading a damaged zip raises: zipfile's own errors, zlib's, truncation, and a
-#: ValueError for a header offset that points outside the file ("negative seek value").
-_DAMAGED = (ET.ParseError, zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError)
+#: What reading a damaged zip raises: zipfile's own errors, zlib's, truncation, a
+#: ValueError for a header offset that points outside the file ("negative seek value"), and
+#: a NotImplementedError for a header naming a zip version, compression method or
+#: encryption zipfile does not know (a damaged byte reads as "zip file version 24.8"), and a
+#: LookupError for an XML declaration naming an encoding there is none of (``encoding="UTx-8"``),
+#: and a RuntimeError for an entry flagged as encrypted (zipfile asks for a password).
+_DAMAGED = (
+    ET.ParseError,
+    zipfile.BadZipFile,
+    zlib.error,
+    OSError,
+    EOFError,
+    ValueError,
+    NotImplementedError,
+    LookupError,
+    RuntimeError,
+)
 
 #: Default most bytes an Office file may unpack to: 256 MiB, many times any real manual,
 #: far short of what a zip bomb unpacks to.
@@ -64,6 +79,16 @@ DOCUMENT_CONTENT_TYPES = (
     "application/vnd.ms-word.document.macroEnabled.main+xml",
     "application/vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml",
     "application/vnd.ms-word.template.macroEnabledTemplate.main+xml",
+)
+#: Main content types of a PowerPoint deck: .pptx, .pptm (macros kept, never run), slide shows
+#: (.ppsx, .ppsm) and templates (.potx, .potm).
+PRESENTATION_CONTENT_TYPES = (
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml",
+    "application/vnd.ms-powerpoint.presentation.macroEnabled.main+xml",
+    "application/vnd.openxmlformats-officedocument.presentationml.slideshow.main+xml",
+    "application/vnd.ms-powerpoint.slideshow.macroEnabled.main+xml",
+    "application/vnd.openxmlformats-officedocument.presentationml.template.main+xml",
+    "application/vnd.ms-powerpoint.template.macroEnabled.main+xml",
 )
 _ZIP_SIGNATURE = b"PK\x03\x04"
 #: OLE stream names (UTF-16) that tell a legacy Word or PowerPoint file from an Excel one.
@@ -130,15 +155,27 @@ class Package:
 
     def relationships(self, part: str, fmt: str) -> dict[str, str]:
         """The targets of ``part``'s relationships by id, as part names in the zip."""
+        return {rel_id: target for rel_id, _, target in self._relationships(part, fmt)}
+
+    def related(self, part: str, fmt: str, kind: str) -> list[str]:
+        """The targets of ``part``'s relationships of one kind, in the order they are listed.
+
+        ``kind`` is the last word of the relationship type: ``"slideLayout"``, ``"notesSlide"``.
+        """
+        return [target for _, rel_type, target in self._relationships(part, fmt) if rel_type == kind]
+
+    def _relationships(self, part: str, fmt: str) -> list[tuple[str, str, str]]:
+        """``(id, kind, target)`` of each internal relationship of ``part`` (see :meth:`related`)."""
         folder, base = posixpath.split(part)
         rels = self.read_xml(posixpath.join(folder, "_rels", base + ".rels"), fmt)
-        out = {}
+        out = []
         for rel in rels.iter(f"{_REL_NS}Relationship"):
             target = rel.get("Target", "")
             if rel.get("TargetMode") == "External" or not target:
                 continue
             resolved = target.lstrip("/") if target.startswith("/") else posixpath.join(folder, target)
-            out[rel.get("Id", "")] = posixpath.normpath(resolved)
+            kind = rel.get("Type", "").rpartition("/")[2]
+            out.append((rel.get("Id", ""), kind, posixpath.normpath(resolved)))
         return out
 
 
@@ -168,7 +205,7 @@ def main_content_type(data: bytes) -> str | None:
                 return None
             root = ET.fromstring(zf.read(info))  # noqa: S314 - expat refuses entity expansion
             main = _main_part(zf)
-    except (zipfile.BadZipFile, zlib.error, KeyError, ET.ParseError, OSError, EOFError, ValueError):
+    except (KeyError, *_DAMAGED):
         return None
     return _content_type(root, main) if main else None
 
@@ -200,7 +237,7 @@ def open_package(data: bytes, *, fmt: str, name: str, max_uncompressed_bytes: in
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
         infos = zf.infolist()
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+    except _DAMAGED as exc:
         raise ReaderError(fmt, "file", f"{name} is a damaged or truncated zip: {exc}") from None
     total = sum(info.file_size for info in infos)
     if max_uncompressed_bytes is not None and total > max_uncompressed_bytes:

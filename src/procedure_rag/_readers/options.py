@@ -50,6 +50,8 @@ class ReaderOptions:
         max_uncompressed_bytes: Most bytes an Office file (a zip) may unpack to;
             enforced by the Office readers before they read a part.
         include_hidden_sheets: Whether the Excel reader reads hidden sheets too.
+        include_hidden_slides: Whether the PowerPoint reader reads hidden slides too.
+        include_speaker_notes: Whether the PowerPoint reader reads the slides' speaker notes.
     """
 
     step_styles: tuple[StepStyle, ...] = DEFAULT_STEP_STYLES
@@ -59,6 +61,8 @@ class ReaderOptions:
     max_json_depth: int | None = DEFAULT_MAX_JSON_DEPTH
     max_uncompressed_bytes: int | None = DEFAULT_MAX_UNCOMPRESSED_BYTES
     include_hidden_sheets: bool = False
+    include_hidden_slides: bool = False
+    include_speaker_notes: bool = True
 
 
 #: The options a reader uses when it is given none.

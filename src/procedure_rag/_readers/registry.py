@@ -116,6 +116,14 @@ _READERS: Mapping[str, ReaderEntry] = {
         (".docx", ".docm", ".dotx", ".dotm", ".doc"),
         content_types=ooxml.DOCUMENT_CONTENT_TYPES,
     ),
+    # .ppt is here to be refused with how to convert it (ooxml.ole_problem).
+    "pptx": ReaderEntry(
+        "file",
+        "procedure_rag._readers.pptx",
+        "read_pptx",
+        (".pptx", ".pptm", ".ppsx", ".ppsm", ".potx", ".potm", ".ppt"),
+        content_types=ooxml.PRESENTATION_CONTENT_TYPES,
+    ),
     "unstructured": ReaderEntry("layout", "procedure_rag._readers.unstructured", "iter_unstructured"),
     "docling": ReaderEntry("layout", "procedure_rag._readers.docling", "iter_docling"),
     "azure": ReaderEntry("layout", "procedure_rag._readers.azure", "iter_azure"),

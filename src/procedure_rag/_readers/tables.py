@@ -67,7 +67,7 @@ class _TableParser(HTMLParser):
                 self.rows.append([])
             self._cell = []
             span = dict(attrs).get("colspan") or "1"
-            self._span = int(span) if span.isdigit() and 0 < int(span) < 100 else 1
+            self._span = int(span) if span.isdecimal() and 0 < int(span) < 100 else 1
         elif tag == "br" and self._cell is not None:
             self._cell.append(" ")
 
