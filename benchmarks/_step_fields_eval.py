@@ -15,8 +15,10 @@ how good the fields are. The rules are the gold set's README's (``step-fields/RE
   set), ``spurious`` (gold empty → ours set).
 - **Alignment**: each gold step is matched to at most one predicted step of its document
   whose normalised text equals, contains or is contained in the gold line, else has a
-  ``difflib`` ratio of at least 0.6 with it; the best class wins, then the closest in
-  reading order after the previous match. An unmatched gold step scores as all-empty.
+  ``difflib`` ratio of at least 0.6 with it; the best class wins (equal, then contained
+  either way, then the higher ratio), then the first in reading order after the
+  previous match (a line repeated in a document is told apart by order). An unmatched
+  gold step scores as all-empty.
 - **Where missed text went**: a set gold field whose own score is under 0.5 is a miss;
   it went to the other predicted field (action, condition, result, caution) that holds
   the largest share of its characters / words (at least half); else ours left the field
@@ -198,9 +200,9 @@ def _match_class(ours: str, gold: str) -> float:
         return 0.0
     if ours == gold:
         return 3.0
-    ratio = difflib.SequenceMatcher(None, ours, gold, autojunk=False).ratio()
     if ours in gold or gold in ours:
-        return 2.0 + ratio / 2  # containment, the closer in length the better
+        return 2.0  # containment: repeated lines are told apart by reading order
+    ratio = difflib.SequenceMatcher(None, ours, gold, autojunk=False).ratio()
     return ratio if ratio >= MIN_RATIO else 0.0
 
 
