@@ -2,8 +2,9 @@
 
 The words are data, both languages side by side: a period after ``e.g``, ``Fig``,
 ``No`` (before a number) or ``例`` does not end a sentence; after ``etc`` or ``Inc``
-it ends one only when a capital letter follows. A mark inside a pair of brackets or
-Japanese quotes (``(see Fig. 3.)``, 「保存しました。」) ends nothing either.
+it ends one only when a capital letter follows, and no Latin sentence starts with a
+lower-case word. A mark inside a pair of brackets or Japanese quotes
+(``(see Fig. 3.)``, 「保存しました。」) or a code span ends nothing either.
 """
 
 from __future__ import annotations
@@ -27,9 +28,14 @@ ABBREVIATIONS: tuple[tuple[re.Pattern[str], re.Pattern[str] | None], ...] = (
     (re.compile(r"(?:^|[\s、。])例$"), None),  # 例. …
 )
 
+# A Latin sentence does not start with a lower-case word.
+_LOWER_NEXT = re.compile(r"\s+[a-z]")
+
 #: Pairs of brackets and quotes whose inside holds no sentence end.
 BRACKETS = {")": "(", "）": "（", "]": "[", "」": "「", "』": "『", "】": "【", "”": "“"}
 _OPENERS = frozenset(BRACKETS.values())
+_OPENS = re.compile("[" + re.escape("".join(_OPENERS)) + "`]")
+_PAIR_CHARS = re.compile("[" + re.escape("".join(BRACKETS) + "".join(_OPENERS)) + "`\n]")
 # A pair further apart than this is not one (a stray bracket must not swallow a page).
 _MAX_PAIR = 400
 
@@ -38,8 +44,16 @@ def _inside_pairs(text: str) -> tuple[list[int], list[int]]:
     """Start and end offsets of the matched bracket pairs of ``text``, outermost only, in order."""
     stack: list[tuple[str, int]] = []
     pairs: list[tuple[int, int]] = []
-    for i, ch in enumerate(text):
-        if ch in _OPENERS:
+    tick = -1  # an open code span (`…`): no sentence ends inside code
+    for m in _PAIR_CHARS.finditer(text):
+        i, ch = m.start(), m.group()
+        if ch == "`":
+            if tick >= 0:
+                pairs.append((tick, i))
+                tick = -1
+            else:
+                tick = i
+        elif ch in _OPENERS:
             stack.append((ch, i))
         elif ch in BRACKETS and stack:
             # Close the nearest matching opener; openers above it were strays.
@@ -52,6 +66,7 @@ def _inside_pairs(text: str) -> tuple[list[int], list[int]]:
                     break
         elif ch == "\n":
             stack.clear()  # a pair does not run over a line break
+            tick = -1
     pairs.sort()
     starts: list[int] = []
     ends: list[int] = []
@@ -80,7 +95,7 @@ def split_sentences(text: str) -> list[str]:
     marks = list(_END_MARK.finditer(text))
     if not marks:
         return [text]
-    starts, ends = _inside_pairs(text) if any(ch in _OPENERS for ch in text) else ([], [])
+    starts, ends = _inside_pairs(text) if _OPENS.search(text) else ([], [])
     pieces: list[str] = []
     start = 0
     for match in marks:
@@ -90,6 +105,8 @@ def split_sentences(text: str) -> list[str]:
             continue
         if text[at] == "." and _abbreviation(text, at):
             continue
+        if text[at] in ".!?" and _LOWER_NEXT.match(text, match.end()):
+            continue  # "… **Create a database?** option to Yes": the sentence goes on
         end = match.end()
         if end > start:
             pieces.append(text[start:end])

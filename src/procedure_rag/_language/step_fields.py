@@ -51,6 +51,7 @@ _TITLE_LINE = re.compile(r"^[^。．.!?！？:：\n]{1,30}$")
 _NOTE_MARK = re.compile(r"(?:(?<=\s)|(?<=[。．]))※(?=[ \t\u3000]*[^\s。、※])")
 # A parenthetical closing a sentence, split off to be read on its own.
 _TRAILING_ASIDE = re.compile(r"\s*(?:\(([^()\n]{2,300})\)|（([^（）\n]{2,300})）)(?P<end>[。．.]?)\s*$")
+_WHOLE_ASIDE = re.compile(r"^(?:\(([^()\n]{2,300})\)|（([^（）\n]{2,300})）)[。．.]?$")
 # A bold title opening an item: "**Resume**: …", "**Option 1:** …".
 _TITLE = re.compile(r"^\*\*(?P<title>[^*\n]{1,40}?)(?:\*\*\s*[:：]|[:：]\*\*)\s*(?=\S)")
 
@@ -172,6 +173,7 @@ class _Parts:
     rest: str
     clause: str
     trailing: str
+    set_off: bool  # the closing condition is set off by a comma ("…, if it is necessary")
 
 
 def _parts(sentence: str, lexicon: Lexicon, *, opens_action: bool) -> _Parts:
@@ -181,7 +183,8 @@ def _parts(sentence: str, lexicon: Lexicon, *, opens_action: bool) -> _Parts:
         if purpose is not None and purpose.end() < len(rest):
             rest = rest[purpose.end() :]
     clause, trailing = _trailing_condition(rest, lexicon) if not lead else (rest, "")
-    return _Parts(sentence.strip(), lead, rest, clause, trailing)
+    set_off = bool(trailing) and "," in rest[len(clause) : rest.find(trailing, len(clause))]
+    return _Parts(sentence.strip(), lead, rest, clause, trailing, set_off)
 
 
 def _sentence(fields: _Fields, sentence: str, lexicon: Lexicon) -> None:
@@ -215,13 +218,18 @@ def _sentence(fields: _Fields, sentence: str, lexicon: Lexicon) -> None:
             fields.results.append(parts.sentence)
         return
     fields.condition(parts.lead)
-    fields.condition(parts.trailing)
+    # "Select Done when the scan is complete", "The option is not there, if the device…".
+    if parts.set_off or _is_instruction(parts.rest, lexicon):
+        fields.condition(parts.trailing)
 
 
 def _before_action(fields: _Fields, parts: _Parts, lexicon: Lexicon) -> None:
     """A sentence before any action: a report, the action's first sentence, or neither."""
     if _is_report(parts.rest, lexicon):
-        if parts.lead:  # "Once enrolled, you should receive the app": a condition and its result
+        if fields.fallback:  # a statement, then what the system does: its result
+            fields.condition(parts.lead)
+            fields.results.append(parts.rest if parts.lead else parts.sentence)
+        elif parts.lead:  # "Once enrolled, you should receive the app": a condition and its result
             fields.condition(parts.lead)
             fields.early_results.append(parts.rest)
         else:
@@ -229,12 +237,12 @@ def _before_action(fields: _Fields, parts: _Parts, lexicon: Lexicon) -> None:
             fields.early_results.append(parts.sentence)
         return
     fields.condition(parts.lead)
-    fields.condition(parts.trailing)
     if _is_instruction(parts.rest, lexicon):
+        fields.condition(parts.trailing)
         fields.action.append(parts.clause)
         fields.state = 2 if parts.trailing else 1  # a condition ends the action
     elif not fields.fallback:
-        fields.fallback = parts.clause
+        fields.fallback = parts.rest
 
 
 def _continues(parts: _Parts, lexicon: Lexicon) -> bool:
@@ -244,6 +252,7 @@ def _continues(parts: _Parts, lexicon: Lexicon) -> bool:
         and _is_instruction(parts.rest, lexicon)
         and not _is_report(parts.rest, lexicon)
         and not lexicon.step_words.modal.search(parts.rest)
+        and lexicon.step_words.continuation.search(parts.rest) is not None
     )
 
 
@@ -279,12 +288,16 @@ def _sentence_with_aside(fields: _Fields, sentence: str, lexicon: Lexicon) -> No
         return
     head = sentence[: aside.start()] + aside.group("end")
     reference = lexicon.step_words.aside_reference.search(sentence)
-    before = list(fields.action)
+    before, fallback = list(fields.action), fields.fallback
     _sentence(fields, head, lexicon)
     if reference is not None and reference.start() == aside.start():
         return
-    if not _aside(fields, aside.group(1) or aside.group(2) or "", lexicon) and fields.action != before:
+    if _aside(fields, aside.group(1) or aside.group(2) or "", lexicon):
+        return
+    if fields.action != before:
         fields.action[-1] = fields.action[-1].rstrip("。．.") + sentence[aside.start() :]
+    elif fields.fallback != fallback:
+        fields.fallback = fields.fallback.rstrip("。．.") + sentence[aside.start() :]
 
 
 def _read(text: str, lexicon: Lexicon) -> _Fields:
@@ -299,6 +312,13 @@ def _read(text: str, lexicon: Lexicon) -> _Fields:
             if note:
                 fields.cautions.append(note)
             fields.state = max(fields.state, 2 if fields.action else 0)
+            continue
+        whole = _WHOLE_ASIDE.match(sentence)
+        if whole is not None and fields.action:
+            # A sentence that is all parenthetical is an aside: a condition or a result at
+            # most, never more of the action ("(Look for a file that has the extension .ffu.)").
+            _aside(fields, whole.group(1) or whole.group(2) or "", lexicon)
+            fields.state = 2
             continue
         _sentence_with_aside(fields, sentence, lexicon)
     return fields
@@ -340,7 +360,8 @@ def parse_step(
     action = " ".join(fields.action)
     results = fields.results
     if not action:
-        action = fields.fallback
+        # A step that states something and reports what the system does has no action.
+        action = "" if fields.early_results else fields.fallback
         if not action:
             results = [*fields.early_results, *results]
     if not action and not results and fields.cautions:

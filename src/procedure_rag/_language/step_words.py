@@ -95,6 +95,8 @@ class StepWords:
             (「…可能性があります」).
         modal: A sentence that says what the reader can do ("You can …", 「…できます」):
             an action when nothing else instructs, never the continuation of one.
+        continuation: What a sentence right after an instruction needs to be another
+            instruction of the same action (「…を押します」, 「…してください」).
         operates: Words that operate something wherever they stand in a sentence
             (「…を選択して、…」): such a sentence reports nothing.
         act_then_result: An action and its result in one sentence (「…をクリックすると、
@@ -107,6 +109,9 @@ class StepWords:
         input_field: A UI element that takes typed data.
         generic_suffix: A generic UI word ending a label (ボタン, button), dropped
             from a target unless the label is only that word.
+        marked_suffix: The generic words dropped from a label the author marked
+            (quoted, bracketed, bold): Japanese quotes the word with the name
+            (「鉛筆アイコン」), English bold names keep theirs (**Show offline apps**).
         generic_label: A label that names no element ("Option 1").
         modifier: What opens a target without naming it (「キオスク モード用の」).
         place: Where a UI element sits rather than its name (「画面左上」): a field so
@@ -122,6 +127,7 @@ class StepWords:
     instruction: re.Pattern[str]
     statement: re.Pattern[str]
     modal: re.Pattern[str]
+    continuation: re.Pattern[str]
     operates: re.Pattern[str]
     act_then_result: re.Pattern[str]
     aside_reference: re.Pattern[str]
@@ -130,6 +136,7 @@ class StepWords:
     input_verb: re.Pattern[str]
     input_field: re.Pattern[str]
     generic_suffix: re.Pattern[str]
+    marked_suffix: re.Pattern[str]
     generic_label: re.Pattern[str]
     modifier: re.Pattern[str]
     place: re.Pattern[str]
@@ -141,7 +148,7 @@ _JA_CLAUSE = r"(?:[^。(（「\n]|\([^()\n]{0,80}\)|（[^（）\n]{0,80}）|「[
 _JA_UI_SUFFIX = (
     r"ボタン|トグルボタン|ラジオボタン|タブ|画面|メニュー|入力欄|欄|アイコン|タイル|アプリ|リンク|"
     r"スライダー[ \u3000]?スイッチ|フォルダー?|プルダウン|チェックボックス|ダイアログ|ウィンドウ|スイッチ|"
-    r"フィールド|キー|文字|項目"
+    r"フィールド|文字|項目"
 )
 
 # One word of a Japanese object: a quoted, bracketed or bold label, or a run of katakana,
@@ -156,7 +163,7 @@ _JA_TOKEN = (
 #: sentence: the clause up to its marker, with the particle that closes it; a comma or
 #: the particle ends it.
 JA_CONDITION = re.compile(
-    rf"^(?P<cond>{_JA_CLAUSE}{{1,140}}?"
+    rf"^(?P<cond>{_JA_CLAUSE}{{0,140}}?"
     r"(?:(?:場合|とき|時|際)(?:には|では|でも|は|も)"
     r"|(?:場合|とき|時|際|状態で|(?<![そこ最直午今以前])後|[うくすつぬぶむるたい]と(?![いきしもなか])|ないと|"
     r"(?:必要|状況)に応じて)(?=[、，,])"
@@ -200,14 +207,20 @@ JAPANESE_STEP_WORDS = StepWords(
         rf"(?:{JA_OPERATE_VERBS}|確認|記入|設定))[*」』)）※\s]*[。．]?\s*$"
     ),
     statement=re.compile(
-        r"(?:(?:可能性|場合|恐れ|おそれ|こと)が(?:あります|ある)|です|でした|でしょう|ません|であり|である)"
+        r"(?:(?:可能性|場合|恐れ|おそれ|こと)が(?:あります|ある)|です|でした|でしょう|ません|であり|である|"
+        r"[てで]い(?:ます|る))"
         r"[*」』)）\s]*[。．]?\s*$"
     ),
     modal=re.compile(r"(?:ことが|ことも)?でき(?:ます|る)[*」』)）\s]*[。．]?\s*$"),
+    # Japanese polite endings also state things (「…に役立ちます」): another instruction of
+    # the action operates something or asks for it.
+    continuation=re.compile(
+        rf"を\s*(?:{JA_OPERATE_VERBS})|(?:ください|下さい|ましょう)[*」』)）\s]*[。．]?\s*$"
+    ),
     operates=re.compile(rf"を\s*(?:{JA_OPERATE_VERBS})(?!され|られ)"),
     # 「…をクリックすると、…が表示されます」: the action ends at the verb, the rest is its result.
     act_then_result=re.compile(
-        r"^(?P<act>[^。]*?を[^。、]*?[うくすつぬぶむる])と(?![いきしもなか])[、，,]?\s*(?P<rest>[^。].*)$"
+        r"^(?P<act>[^。]*?を[^。、]*?[うくすつぬぶむる])(?<!よう)と(?![いきしもなか])[、，,]?\s*(?P<rest>[^。].*)$"
     ),
     aside_reference=re.compile(r"\s*[(（][^()（）]*(?:参照|ご覧)[^()（）]*[)）]\s*(?=[。．]?\s*$)"),
     # The noun phrase marked by を (or に) before an operating verb: katakana, kanji and
@@ -220,6 +233,7 @@ JAPANESE_STEP_WORDS = StepWords(
     input_verb=re.compile(r"入力(?!欄)|記入"),
     input_field=re.compile(r"入力欄|欄|フィールド|テキストボックス"),
     generic_suffix=re.compile(rf"(?:の\s*)?(?:{_JA_UI_SUFFIX})$"),
+    marked_suffix=re.compile(rf"(?:{_JA_UI_SUFFIX})$"),
     generic_label=re.compile(r"^(?:オプション|方法|手順|ステップ|ケース|例)\s*[0-9０-９]*$"),
     modifier=re.compile(r"^[^「」『』\[\]]{1,30}?(?:用|向け|ごと|専用)の\s*(?=\S)"),
     place=re.compile(r"(?:左上|右上|左下|右下|上部|下部|左側|右側|中央|上|下|左|右|横|隣)$"),
@@ -233,12 +247,14 @@ _EN_TOKEN = r"(?:\*\*[^*\n]{1,60}\*\*|“[^”\n]{1,60}”|\"[^\"\n]{1,60}\"|\.?
 _EN_STOP = (
     r"(?:to|for|in|on|at|from|with|by|and|or|so|as|that|which|who|until|before|after|when|if|then|"
     r"but|into|onto|over|under|via|of|again|first|it|them|this|that|simultaneously|immediately|"
-    r"briefly|down|up|out|off|back|manually|automatically)"
+    r"briefly|down|up|out|off|back|manually|automatically|about|you|we|they|where|what|how|why|"
+    r"whether|here|there|close|near|next|below|above|beside|inside|outside|except|like|including|such|"
+    r"correctly|properly|is|are|was|were|be|has|have|should|will|can|may|must)"
 )
 
 _EN_UI_SUFFIX = (
     r"buttons?|tabs?|menus?|fields?|text ?box(?:es)?|box(?:es)?|icons?|tiles?|apps?|links?|folders?|"
-    r"keys?|pages?|screens?|panes?|dialog(?: box)?|windows?|check ?box(?:es)?|toggles?|"
+    r"pages?|screens?|panes?|dialog(?: box)?|windows?|check ?box(?:es)?|toggles?|"
     r"slider switch|slider|switch|drop-?down(?: list)?"
 )
 
@@ -300,7 +316,7 @@ ENGLISH_STEP_WORDS = StepWords(
     ),
     instruction=re.compile(
         r"^(?:(?:then|also|next|now|finally|first|optionally|alternatively|briefly|just|simply|again|"
-        r"or|and|incorrectly|manually|carefully|quickly)\b,?\s+)*"
+        r"or|and|only|incorrectly|manually|carefully|quickly)\b,?\s+)*"
         r"(?:(?:in|on|under|from|at|within|inside|using|with|via|by|after|before|while|without|during)\b"
         r"[^,]{1,80},\s*)?"
         r"(?:please\s+)?(?:you\s+(?:can|must|should|need\s+to|have\s+to|will\s+(?:need|have)\s+to)\s+)?"
@@ -308,7 +324,10 @@ ENGLISH_STEP_WORDS = StepWords(
         re.IGNORECASE,
     ),
     statement=NEVER,
-    modal=re.compile(r"^(?:you\s+(?:can|may|might|could)\b|it is (?:also )?possible)", re.IGNORECASE),
+    modal=re.compile(
+        r"^(?:[^,]{1,80},\s*)?(?:you\s+(?:can|may|might|could)\b|it is (?:also )?possible)", re.IGNORECASE
+    ),
+    continuation=re.compile(r""),  # English instructs at the start: the instruction rule says it
     operates=NEVER,
     act_then_result=NEVER,
     aside_reference=re.compile(
@@ -320,8 +339,8 @@ ENGLISH_STEP_WORDS = StepWords(
         # Not in a purpose clause ("Select Build to start building…"), but after "have to".
         rf"(?<!(?<!have )(?<!need )\bto )\b(?:{EN_OPERATE_VERBS}|applying|selecting|creating)\s+"
         r"(?:(?:the|a|an|your|its|their|this|these|those|all|any|each|some)\s+)?"
-        r"(?:[a-z]+(?:ly|ed)\s+)*"  # "the previously saved PPKG file": modifiers stay out
-        rf"(?P<np>(?!{_EN_STOP}\b){_EN_TOKEN}(?:\s+(?!{_EN_STOP}\b){_EN_TOKEN}){{0,3}})",
+        r"(?-i:[a-z]+(?:ly|ed)\s+)*"  # "the previously saved PPKG file": modifiers stay out
+        rf"(?P<np>(?!{_EN_STOP}\b)(?!(?-i:[a-z]+ly)\b){_EN_TOKEN}(?:\s+(?!{_EN_STOP}\b){_EN_TOKEN}){{0,4}})",
         re.IGNORECASE,
     ),
     state_check=re.compile(
@@ -330,7 +349,9 @@ ENGLISH_STEP_WORDS = StepWords(
     ),
     input_verb=re.compile(r"\b(?:enter|type|fill in|input)\b", re.IGNORECASE),
     input_field=re.compile(r"\b(?:field|box|text ?box)\b", re.IGNORECASE),
-    generic_suffix=re.compile(rf"\s+(?:{_EN_UI_SUFFIX})$", re.IGNORECASE),
+    # Lower case only: "the Save button", but the label "Install App" is a name.
+    generic_suffix=re.compile(rf"\s+(?:{_EN_UI_SUFFIX})$"),
+    marked_suffix=NEVER,
     generic_label=re.compile(r"^(?:Option|Method|Step|Case|Example|Scenario|Part)\s*\d*$", re.IGNORECASE),
     modifier=NEVER,
     place=re.compile(r"\b(?:top|bottom|left|right|upper|lower|corner|side)$", re.IGNORECASE),

@@ -31,11 +31,13 @@ _DETERMINER = re.compile(
     r"(?:この|その|あの|該当の|対象の|任意の|目的の)\s*)",
     re.IGNORECASE,
 )
+_TRAILING_DETERMINER = re.compile(r"(?:\s+(?:the|a|an|your|its|their|this|that))+$", re.IGNORECASE)
 _TRAILING_PAREN = re.compile(r"\s*(?:\([^()]*\)|（[^（）]*）)$")
 # Objects that name nothing: pronouns.
 _PRONOUN = re.compile(
     r"^(?:it|them|this|that|these|those|one|everything|something|それ|これ|あれ)$", re.IGNORECASE
 )
+_CLAUSE_BREAK = re.compile(r"[、，,。;]")
 # Between two labels of one coordination: "A and B", 「A、B」, 「AとB」.
 _COORDINATION = re.compile(r"^\s*(?:,|and|or|、|と|や|\+)\s*(?:the\s+)?$", re.IGNORECASE)
 # A parenthetical between a label and the words that operate it (「「A」（B では「C」）をクリック」).
@@ -64,7 +66,7 @@ class _Mention:
     marked: bool  # quoted, bracketed or bold: the author marked it as a label
 
 
-def clean_label(label: str, lexicon: Lexicon) -> str:
+def clean_label(label: str, lexicon: Lexicon, *, marked: bool = False) -> str:
     """``label`` as a target: its last menu item, its first alternative, without generic suffix.
 
     ``"Settings > System"`` gives ``"System"``, ``"**Save** button"`` ``"Save"``,
@@ -80,7 +82,8 @@ def clean_label(label: str, lexicon: Lexicon) -> str:
     label = label.strip(_EDGE)
     label = _DETERMINER.sub("", label).strip(_EDGE)
     label = words.modifier.sub("", label)
-    bare = words.generic_suffix.sub("", label).strip(_EDGE)
+    suffix = words.marked_suffix if marked else words.generic_suffix
+    bare = suffix.sub("", label).strip(_EDGE)
     if bare and bare != label and not words.generic_suffix.fullmatch(" " + bare):
         if words.place.search(bare):  # 「編集画面左上入力欄」 is the 入力欄
             return label[len(bare) :].strip(_EDGE + "の")
@@ -135,9 +138,10 @@ def _object_mentions(text: str, lexicon: Lexicon, asides: tuple[list[int], list[
     """The objects the action's operating verbs take (「パスワードを入力」, "Enter your password")."""
     out = []
     for m in lexicon.step_words.object_np.finditer(text):
-        start, end = m.span("np")
-        if not _PRONOUN.match(m.group("np")):
-            out.append(_Mention(start, end, m.group("np"), True, _inside(asides, start), marked=False))
+        start = m.start("np")
+        np = _TRAILING_DETERMINER.sub("", m.group("np"))  # "hold the" is no object
+        if np and not _PRONOUN.match(np) and not _DETERMINER.fullmatch(np + " "):
+            out.append(_Mention(start, start + len(np), np, True, _inside(asides, start), marked=False))
     return out
 
 
@@ -220,7 +224,7 @@ def _path_mentions(text: str, lexicon: Lexicon, asides: tuple[list[int], list[in
 def ui_targets(text: str, lexicon: Lexicon) -> list[str]:
     """Every UI element or object ``text`` names, the one :func:`step_target` picks first."""
     chosen = step_target(text, lexicon)
-    rest = [clean_label(m.label, lexicon) for m in _mentions(text, lexicon)]
+    rest = [clean_label(m.label, lexicon, marked=m.marked) for m in _mentions(text, lexicon)]
     return list(dict.fromkeys(label for label in (chosen, *rest) if label))
 
 
@@ -243,18 +247,15 @@ def step_target(action: str, lexicon: Lexicon, *, title: str = "") -> str:
             return label
     mentions = _mentions(action, lexicon)
     plain = plain_markup(action)
-    if words.input_verb.search(plain):
-        # Typed data is the target only when no field it goes into is named.
-        fields = [m for m in mentions if words.input_field.search(m.label)]
-        if fields:
-            return clean_label(fields[-1].label, lexicon)
     for pool in (
         [m for m in mentions if m.operated and not m.aside],
         [m for m in mentions if m.operated],
     ):
         if pool:
             last = max(pool, key=lambda m: (m.end, m.marked, -m.start))  # the last; of two, the longer
-            label = clean_label(last.label, lexicon)
+            field = _typed_into(action, last, mentions, lexicon)
+            chosen = field or last
+            label = clean_label(chosen.label, lexicon, marked=chosen.marked)
             if label:
                 return label
     field = field_target(plain, lexicon)
@@ -263,7 +264,31 @@ def step_target(action: str, lexicon: Lexicon, *, title: str = "") -> str:
     if words.state_check.search(plain):
         return ""  # "Make sure Wi-Fi is on": nothing is operated
     unoperated = [m for m in mentions if m.marked and not m.aside] or [m for m in mentions if not m.aside]
-    return clean_label(unoperated[0].label, lexicon) if unoperated else ""
+    return clean_label(unoperated[0].label, lexicon, marked=unoperated[0].marked) if unoperated else ""
+
+
+def _typed_into(action: str, typed: _Mention, mentions: list[_Mention], lexicon: Lexicon) -> _Mention | None:
+    """The field ``typed`` is typed into, when it is typed data and a field is named.
+
+    Typed data is the target only when no field is named ("Enter your password"): a
+    field word in a mention, or right after it ("the **Feedback** search box", 「入力欄」).
+    """
+    words = lexicon.step_words
+    verbs = list(words.input_verb.finditer(action))
+    # Right after the verb ("enter **X**", "enter your password") or right before it (「名前を入力」).
+    if not any(
+        (0 <= typed.start - v.end() <= 6 and not _CLAUSE_BREAK.search(action, v.end(), typed.start))
+        or 0 <= v.start() - typed.end <= 3
+        for v in verbs
+    ):
+        return None
+    fields = [
+        m
+        for m in mentions
+        if m is not typed
+        and (words.input_field.search(m.label) or words.input_field.search(action, m.end, m.end + 15))
+    ]
+    return fields[-1] if fields else None
 
 
 def field_target(plain: str, lexicon: Lexicon) -> str:
