@@ -253,14 +253,13 @@ def step_target(action: str, lexicon: Lexicon, *, title: str = "") -> str:
     ):
         if pool:
             last = max(pool, key=lambda m: (m.end, m.marked, -m.start))  # the last; of two, the longer
-            field = _typed_into(action, last, mentions, lexicon)
-            chosen = field or last
+            chosen = _typed_into(action, last, mentions, lexicon) or last
             label = clean_label(chosen.label, lexicon, marked=chosen.marked)
             if label:
                 return label
-    field = field_target(plain, lexicon)
-    if field:
-        return field
+    named = field_target(plain, lexicon)
+    if named:
+        return named
     if words.state_check.search(plain):
         return ""  # "Make sure Wi-Fi is on": nothing is operated
     unoperated = [m for m in mentions if m.marked and not m.aside] or [m for m in mentions if not m.aside]
