@@ -215,3 +215,18 @@ def test_step_numbers_in_the_chunk_metadata() -> None:
     # on vectors, for a callable filter: json.loads(doc.metadata["step_numbers"])
     assert "step_numbers" not in FILTER_EXCLUDED_KEYS
     assert json.loads(meta["step_numbers"]) == ["1", "2", "3"]
+
+
+def test_a_lexicon_without_step_words_still_parses_steps() -> None:
+    # A user's own language (dataclasses.replace of a built-in lexicon) starts with no step words.
+    from dataclasses import replace  # noqa: PLC0415
+
+    from procedure_rag._language.step_words import NO_STEP_WORDS  # noqa: PLC0415
+
+    bare = replace(LEXICONS["en"], step_words=NO_STEP_WORDS)
+    step = parse_step(
+        LayoutElement("e", ElementKind.LIST_ITEM, "Select **Save**. Then wait.", 0, number="1."), bare
+    )
+    assert step.action == "Select Save."  # the first sentence
+    assert (step.condition, step.caution) == ("", "")
+    assert step.step_number == "1"

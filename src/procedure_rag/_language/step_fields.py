@@ -83,7 +83,7 @@ def _condition(sentence: str, lexicon: Lexicon) -> tuple[str, str]:
     cond, rest = m.group("cond").strip(), sentence[m.end() :].strip()
     if lexicon.step_words.not_condition.match(cond):
         return "", sentence
-    if sentence[m.end() - 1] in ",:、，" or cond[-1:] in "はもに":  # the author marked where it ends
+    if sentence[m.end() - 1] in ",:、，":  # the author marked where it ends
         return cond, rest
     verb = lexicon.action_verb.search(cond, _nth_space(cond, 3))
     if verb is not None:
@@ -148,8 +148,8 @@ def _is_report(text: str, lexicon: Lexicon) -> bool:
     """A sentence saying what the system does, not telling the reader to do something."""
     if lexicon.result.search(text) is None or lexicon.step_words.operates.search(text):
         return False
-    # English instructs at the start ("Open Settings" holds "open"); Japanese at the end.
-    return not (lexicon.step_words.instruction.pattern.startswith("^") and _is_instruction(text, lexicon))
+    # "Open Settings" holds "open": an English instruction is no report, whatever it holds.
+    return not (lexicon.step_words.instruction_outranks_result and _is_instruction(text, lexicon))
 
 
 def _note(sentence: str, lexicon: Lexicon) -> str | None:

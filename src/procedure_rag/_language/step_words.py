@@ -118,6 +118,10 @@ class StepWords:
             placed is named by its generic word (「入力欄」).
         field_label: A step that is a field and its value ("Name: any name"); group
             ``label``.
+        instruction_outranks_result: Whether a sentence that instructs is never a
+            report, whatever result words it holds: English instructs at its start
+            ("Open Settings" holds "open"); a Japanese sentence instructs or reports by
+            its ending (「デバイスが再起動します」 reports).
     """
 
     not_condition: re.Pattern[str]
@@ -141,6 +145,7 @@ class StepWords:
     modifier: re.Pattern[str]
     place: re.Pattern[str]
     field_label: re.Pattern[str]
+    instruction_outranks_result: bool = False
 
 
 # A run of text that may hold balanced brackets (a link's text with "(2FA)", a quoted label).
@@ -356,7 +361,9 @@ ENGLISH_STEP_WORDS = StepWords(
     modifier=NEVER,
     place=re.compile(r"\b(?:top|bottom|left|right|upper|lower|corner|side)$", re.IGNORECASE),
     field_label=re.compile(r"^(?P<label>[A-Z][\w -]{0,30}?)\s*:\s+\S"),
+    instruction_outranks_result=True,
 )
 
 #: Step words for a lexicon that has none: every rule off.
-NO_STEP_WORDS = StepWords(**{f.name: NEVER for f in fields(StepWords)})
+_PATTERNS: dict[str, re.Pattern[str]] = {f.name: NEVER for f in fields(StepWords) if f.type == "re.Pattern[str]"}
+NO_STEP_WORDS = StepWords(**_PATTERNS)  # type: ignore[arg-type]  # every pattern field, by name
