@@ -114,6 +114,13 @@ class StepWords:
             (「鉛筆アイコン」), English bold names keep theirs (**Show offline apps**).
         generic_label: A label that names no element ("Option 1").
         modifier: What opens a target without naming it (「キオスク モード用の」).
+        determiner: A word before a target that is not part of its name ("the",
+            "your", 「この」); also what no object ends with ("hold the").
+        pronoun: An object that names nothing ("it", 「それ」).
+        coordination: What stands between two labels operated together ("the
+            **Volume Down** and **Power** buttons", 「A、B」).
+        alternative: Between alternatives, of which the target is the first ("Wi-Fi or
+            your ethernet connection", 「Wi-Fi またはイーサネット接続」).
         place: Where a UI element sits rather than its name (「画面左上」): a field so
             placed is named by its generic word (「入力欄」).
         field_label: A step that is a field and its value ("Name: any name"); group
@@ -143,6 +150,10 @@ class StepWords:
     marked_suffix: re.Pattern[str]
     generic_label: re.Pattern[str]
     modifier: re.Pattern[str]
+    determiner: re.Pattern[str]
+    pronoun: re.Pattern[str]
+    coordination: re.Pattern[str]
+    alternative: re.Pattern[str]
     place: re.Pattern[str]
     field_label: re.Pattern[str]
     instruction_outranks_result: bool = False
@@ -241,6 +252,10 @@ JAPANESE_STEP_WORDS = StepWords(
     marked_suffix=re.compile(rf"(?:{_JA_UI_SUFFIX})$"),
     generic_label=re.compile(r"^(?:オプション|方法|手順|ステップ|ケース|例)\s*[0-9０-９]*$"),
     modifier=re.compile(r"^[^「」『』\[\]]{1,30}?(?:用|向け|ごと|専用)の\s*(?=\S)"),
+    determiner=re.compile(r"^(?:この|その|あの|該当の|対象の|任意の|目的の)\s*"),
+    pronoun=re.compile(r"^(?:それ|これ|あれ|こちら|そちら)$"),
+    coordination=re.compile(r"^\s*(?:、|と|や|\+)\s*$"),
+    alternative=re.compile(r"\s*(?:または|もしくは|あるいは)\s*"),
     place=re.compile(r"(?:左上|右上|左下|右下|上部|下部|左側|右側|中央|上|下|左|右|横|隣)$"),
     # 「チャネル名： 任意のチャネル名」: a field and the value to give it.
     field_label=re.compile(r"^(?P<label>[^\s：:、。]{1,20}(?:[ \u3000][^\s：:、。]{1,12})?)\s*[：:]\s*\S"),
@@ -359,11 +374,20 @@ ENGLISH_STEP_WORDS = StepWords(
     marked_suffix=NEVER,
     generic_label=re.compile(r"^(?:Option|Method|Step|Case|Example|Scenario|Part)\s*\d*$", re.IGNORECASE),
     modifier=NEVER,
+    determiner=re.compile(
+        r"^(?:the|a|an|your|its|their|this|that|these|those|in|on|under|from|at|to|into|with|by)\s+",
+        re.IGNORECASE,
+    ),
+    pronoun=re.compile(r"^(?:it|them|this|that|these|those|one|everything|something)$", re.IGNORECASE),
+    coordination=re.compile(r"^\s*(?:,|and|or|\+)\s*(?:the\s+)?$", re.IGNORECASE),
+    alternative=re.compile(r"\s+or\s+(?=(?:your|the|a|an|its)\b)", re.IGNORECASE),
     place=re.compile(r"\b(?:top|bottom|left|right|upper|lower|corner|side)$", re.IGNORECASE),
     field_label=re.compile(r"^(?P<label>[A-Z][\w -]{0,30}?)\s*:\s+\S"),
     instruction_outranks_result=True,
 )
 
 #: Step words for a lexicon that has none: every rule off.
-_PATTERNS: dict[str, re.Pattern[str]] = {f.name: NEVER for f in fields(StepWords) if f.type == "re.Pattern[str]"}
+_PATTERNS: dict[str, re.Pattern[str]] = {
+    f.name: NEVER for f in fields(StepWords) if f.type == "re.Pattern[str]"
+}
 NO_STEP_WORDS = StepWords(**_PATTERNS)  # type: ignore[arg-type]  # every pattern field, by name

@@ -26,26 +26,10 @@ _ASIDE = re.compile(r"\([^()\n]{0,300}\)|（[^（）\n]{0,300}）")
 # Between the items of a menu path: "Settings > System", "A -> B", 「A ⇒ B」.
 _PATH_SEP = re.compile(r"\s*(?:-{1,2}>|>|→|⇒|＞|\\\\?)\s*")
 _PATH_JOIN = re.compile(r"^\s*(?:-{1,2}>|>|→|⇒|＞)\s*$")
-_DETERMINER = re.compile(
-    r"^(?:(?:the|a|an|your|its|their|this|that|these|those|in|on|under|from|at|to|into|with|by)\s+|"
-    r"(?:この|その|あの|該当の|対象の|任意の|目的の)\s*)",
-    re.IGNORECASE,
-)
-_TRAILING_DETERMINER = re.compile(r"(?:\s+(?:the|a|an|your|its|their|this|that))+$", re.IGNORECASE)
 _TRAILING_PAREN = re.compile(r"\s*(?:\([^()]*\)|（[^（）]*）)$")
-# Objects that name nothing: pronouns.
-_PRONOUN = re.compile(
-    r"^(?:it|them|this|that|these|those|one|everything|something|それ|これ|あれ)$", re.IGNORECASE
-)
 _CLAUSE_BREAK = re.compile(r"[、，,。;]")
-# Between two labels of one coordination: "A and B", 「A、B」, 「AとB」.
-_COORDINATION = re.compile(r"^\s*(?:,|and|or|、|と|や|\+)\s*(?:the\s+)?$", re.IGNORECASE)
 # A parenthetical between a label and the words that operate it (「「A」（B では「C」）をクリック」).
 _SKIP_ASIDE = re.compile(r"\s*(?:\([^()\n]{0,80}\)|（[^（）\n]{0,80}）)")
-# "Wi-Fi or your ethernet connection", 「Wi-Fi またはイーサネット接続」: the first one.
-_ALTERNATIVE = re.compile(
-    r"\s+or\s+(?=(?:your|the|a|an|its)\b)|\s*(?:または|もしくは|あるいは)\s*", re.IGNORECASE
-)
 _EDGE = " \t\u3000\"'“”‘’「」『』[]()（）【】*_:：,、.。"
 
 
@@ -77,17 +61,17 @@ def clean_label(label: str, lexicon: Lexicon, *, marked: bool = False) -> str:
     parts = [p for p in _PATH_SEP.split(label) if p.strip(_EDGE)]
     if len(parts) > 1 and not label.startswith(("http", "/")):
         label = parts[-1]
-    label = _ALTERNATIVE.split(label, maxsplit=1)[0]
+    label = words.alternative.split(label, maxsplit=1)[0]
     label = _TRAILING_PAREN.sub("", label)  # 「トークン (ghp_***)」
     label = label.strip(_EDGE)
-    label = _DETERMINER.sub("", label).strip(_EDGE)
+    label = words.determiner.sub("", label).strip(_EDGE)
     label = words.modifier.sub("", label)
     suffix = words.marked_suffix if marked else words.generic_suffix
     bare = suffix.sub("", label).strip(_EDGE)
     if bare and bare != label and not words.generic_suffix.fullmatch(" " + bare):
         if words.place.search(bare):  # 「編集画面左上入力欄」 is the 入力欄
             return label[len(bare) :].strip(_EDGE + "の")
-        label = _DETERMINER.sub("", bare).strip(_EDGE)
+        label = words.determiner.sub("", bare).strip(_EDGE)
     return label
 
 
@@ -136,11 +120,14 @@ def _label_mentions(text: str, lexicon: Lexicon, asides: tuple[list[int], list[i
 
 def _object_mentions(text: str, lexicon: Lexicon, asides: tuple[list[int], list[int]]) -> list[_Mention]:
     """The objects the action's operating verbs take (「パスワードを入力」, "Enter your password")."""
+    words = lexicon.step_words
     out = []
-    for m in lexicon.step_words.object_np.finditer(text):
+    for m in words.object_np.finditer(text):
         start = m.start("np")
-        np = _TRAILING_DETERMINER.sub("", m.group("np"))  # "hold the" is no object
-        if np and not _PRONOUN.match(np) and not _DETERMINER.fullmatch(np + " "):
+        np = m.group("np")
+        while (last := np.rfind(" ")) > 0 and words.determiner.fullmatch(np[last + 1 :] + " "):
+            np = np[:last]  # "hold the" is no object
+        if np and not words.pronoun.match(np) and not words.determiner.fullmatch(np + " "):
             out.append(_Mention(start, start + len(np), np, True, _inside(asides, start), marked=False))
     return out
 
@@ -174,7 +161,8 @@ def _mentions(text: str, lexicon: Lexicon) -> list[_Mention]:
     # "the **Volume Down** and **Power** buttons": a label joined to an operated one is operated.
     for i in range(1, len(labels)):
         prev, lab = labels[i - 1], labels[i]
-        if prev.operated and not lab.operated and _COORDINATION.match(text[prev.end : lab.start]):
+        joined = lexicon.step_words.coordination.match(text[prev.end : lab.start])
+        if prev.operated and not lab.operated and joined:
             labels[i] = _Mention(lab.start, lab.end, lab.label, True, lab.aside, True)
     # A phrase that overlaps a label, or starts right after it, is that label's
     # (「「独自ドメインを利用する」トグルボタン」 is the label's toggle).
