@@ -230,3 +230,9 @@ def test_a_lexicon_without_step_words_still_parses_steps() -> None:
     assert step.action == "Select Save."  # the first sentence
     assert (step.condition, step.caution) == ("", "")
     assert step.step_number == "1"
+
+
+def test_kangxi_radicals_from_pdf_text_read_as_kanji() -> None:
+    # Chromium's PDFs extract some kanji as Kangxi radicals (⽰ U+2F70 for 示): the rules still apply.
+    step = parsed("「保存」ボタンを押すと、確認画⾯が表⽰されます。", "ja")
+    assert (step.action, step.result) == ("「保存」ボタンを押す", "確認画面が表示されます。")

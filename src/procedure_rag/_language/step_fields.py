@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import html
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 from procedure_rag._language.labels import leading_label
@@ -56,8 +57,20 @@ _WHOLE_ASIDE = re.compile(r"^(?:\(([^()\n]{2,300})\)|（([^（）\n]{2,300})）)
 _TITLE = re.compile(r"^\*\*(?P<title>[^*\n]{1,40}?)(?:\*\*\s*[:：]|[:：]\*\*)\s*(?=\S)")
 
 
+# Kangxi and supplementary radicals that PDF text extraction gives for look-alike kanji
+# (「表⽰」 for 「表示」): read as those kanji, so the rules' words match.
+_RADICALS = {
+    c: unicodedata.normalize("NFKC", chr(c))
+    for c in (*range(0x2E80, 0x2EF4), *range(0x2F00, 0x2FD6))
+    if unicodedata.normalize("NFKC", chr(c)) != chr(c)
+}
+_HAS_RADICAL = re.compile("[\u2e80-\u2ef3\u2f00-\u2fd5]")
+
+
 def _light(text: str) -> str:
     """Text with link targets and tags dropped, spaces collapsed, emphasis and labels kept."""
+    if _HAS_RADICAL.search(text):
+        text = text.translate(_RADICALS)
     if "![" in text:
         text = _PICTURE.sub("", text)
     if "](" in text:
