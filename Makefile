@@ -25,9 +25,12 @@ test: lint
 	$(BIN)/python -m pytest
 
 # Every figure of the README's Benchmarks section, from the shared data in ../shared/data:
-# retrieval quality (benchmarks/results/retrieval.*), then splitting speed, memory, index
-# throughput and query latency (benchmarks/results/speed.*, latency.json).
+# step fields against the annotated steps (benchmarks/results/step_fields.*), retrieval
+# quality (benchmarks/results/retrieval.*), then splitting speed, memory, index throughput
+# and query latency (benchmarks/results/speed.*, latency.json).
 bench: install
+	$(BIN)/python benchmarks/step_fields.py --gold ../shared/data/step-fields/dev.jsonl \
+		--docs-root ../shared/data --out benchmarks/results/step_fields.json
 	$(BIN)/python benchmarks/retrieval.py --questions ../shared/data/questions/hololens_dev.jsonl \
 		../shared/data/questions/ja_native_dev.jsonl ../shared/data/emanual --docs-root ../shared/data \
 		--confirm-chroma ja_native_dev --out benchmarks/results/retrieval.json

@@ -385,18 +385,22 @@ def _bench_commands() -> list[list[str]]:
     return [shlex.split(line) for line in recipe.splitlines()[1:] if line.strip()]
 
 
-def test_make_bench_runs_both_benchmarks_with_arguments_they_accept():
+def test_make_bench_runs_every_benchmark_with_arguments_it_accepts():
     import speed  # noqa: PLC0415 - benchmarks/ is on sys.path above
+    import step_fields  # noqa: PLC0415
 
     commands = _bench_commands()
     scripts = {}
     for words in commands:
         (i,) = [n for n, w in enumerate(words) if w.startswith("benchmarks/") and w.endswith(".py")]
         scripts[words[i]] = words[i + 1 :]
-    assert set(scripts) == {"benchmarks/retrieval.py", "benchmarks/speed.py"}
+    assert set(scripts) == {"benchmarks/step_fields.py", "benchmarks/retrieval.py", "benchmarks/speed.py"}
     retrieval_args = bench.parse_args(scripts["benchmarks/retrieval.py"])
     assert retrieval_args.out == Path("benchmarks/results/retrieval.json")
     assert speed.parse_args(scripts["benchmarks/speed.py"]).part == "all"
+    step_args = step_fields.parse_args(scripts["benchmarks/step_fields.py"])
+    assert step_args.out == Path("benchmarks/results/step_fields.json")
+    assert step_args.gold == Path("../shared/data/step-fields/dev.jsonl")
 
 
 class BigramModel(FakeEmbedder):

@@ -420,6 +420,7 @@ FILTER_KEYS = (
     "chunk_level",
     "parent_id",
     "step_count",
+    "step_numbers",  # a JSON list as text, for a callable filter
     "has_caution",
 )
 

@@ -39,6 +39,7 @@ __all__ = [
 JSON_KEYS = (
     "section_path",
     "steps",
+    "step_numbers",
     "related_elements",
     "source_spans",
     "context_spans",
@@ -61,6 +62,7 @@ STRUCTURAL_KEYS = (
     "section",
     "section_path",
     "steps",
+    "step_numbers",
     "step_count",
     "condition",
     "lead_in",
@@ -192,6 +194,7 @@ def chunk_metadata(chunk: Chunk, document_metadata: Mapping[str, Any] | None = N
             "section": " > ".join(chunk.section_path),
             "section_path": _dumps_strs(chunk.section_path),
             "steps": _dumps(steps),
+            "step_numbers": _dumps_strs(dict.fromkeys(n for s in chunk.steps if (n := s.step_number))),
             "step_count": len(steps),
             "condition": chunk.condition,
             "lead_in": chunk.lead_in,

@@ -47,8 +47,11 @@ __all__ = [
 
 #: Chunk metadata keys not copied onto vectors: structure the docstore keeps (JSON
 #: lists, long texts); every other scalar key (``source``, ``language``, ``section``,
-#: ``has_condition``…, and the document's own keys) is there for store filters.
-FILTER_EXCLUDED_KEYS = frozenset({*JSON_KEYS, "schema_version", "chunk_id", "condition", "lead_in"})
+#: ``has_condition``…, and the document's own keys) is there for store filters, and so
+#: is ``step_numbers`` (a short JSON list a callable filter can read).
+FILTER_EXCLUDED_KEYS = frozenset(
+    {*JSON_KEYS, "schema_version", "chunk_id", "condition", "lead_in"} - {"step_numbers"}
+)
 
 #: Longer string values are not copied onto vectors (filters compare short values).
 _MAX_FILTER_VALUE = 512
