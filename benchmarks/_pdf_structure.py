@@ -4,8 +4,10 @@ For each PDF, from pypdf's page texts and outline (``_doc_text``):
 
 - **Running lines** (headers, footers, page numbers): a line among the first or last two
   of a page whose normalised form (NFKC, whitespace removed, every run of digits as
-  ``#``) is on at least half of the document's pages with text (and on two or more), or
-  on half of all pages of a corpus of three or more documents. A chunk **holds** one when
+  ``#``) is on most of the document's pages with text (more than half, and two or more),
+  or on most pages of a corpus of three or more documents, and hardly ever away from
+  the edges (a table header row a page repeats, or "Back to list" closing each section,
+  is seen in the middle of pages too). A chunk **holds** one when
   its normalised text contains the line (digits matching any number); a line with fewer
   than three characters besides its numbers (``- # -``, ``#``) counts only as a whole
   chunk line.
@@ -32,7 +34,7 @@ import re
 import time
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,6 +60,8 @@ _NUMBER = re.compile(r"^\s*(?:第?\d+(?:[.．]\d+)*[.．)）章節]?|[(（]\d+[)
 _EDGE_LINES = 2
 _MIN_RUN = 4
 _MIN_LOCATE = 6
+#: A running line is (almost) never away from a page's edges: at most this share of its edge count.
+_AWAY = 0.1
 
 
 def normalise(text: str) -> str:
@@ -99,28 +103,39 @@ class DocFacts:
         return 0, len(self.text)
 
 
-def _edge_shapes(pages: Sequence[str]) -> list[set[str]]:
-    out = []
+def _edge_shapes(pages: Sequence[str]) -> tuple[list[set[str]], Counter[str]]:
+    """Each page's edge lines (``_shape`` forms), and how often each shape is seen away from the edges."""
+    edges, middle = [], Counter[str]()
     for page in pages:
-        lines = _lines(page)
-        edge = lines[:_EDGE_LINES] + lines[-_EDGE_LINES:]
-        out.append({_shape(line) for line in edge if _shape(line)})
-    return out
+        lines = [_shape(line) for line in _lines(page)]
+        cut = min(_EDGE_LINES, len(lines) // 2)
+        edges.append({shape for shape in lines[:_EDGE_LINES] + lines[-_EDGE_LINES:] if shape})
+        middle.update(lines[cut : len(lines) - cut] if len(lines) > 2 * _EDGE_LINES else ())
+    return edges, middle
 
 
-def _running(pages: Sequence[str], pooled: Counter[str], pooled_pages: int, docs: int) -> tuple[str, ...]:
-    shapes = _edge_shapes(pages)
+def _running(pages: Sequence[str], corpus: Corpus) -> tuple[str, ...]:
+    edges, middle = _edge_shapes(pages)
     with_text = sum(1 for page in pages if page.strip())
-    counts = Counter(shape for page in shapes for shape in page)
-    mine = {s for s, n in counts.items() if n >= 2 and n >= with_text / 2}
-    if docs >= 3:
-        mine |= {s for s in counts if pooled[s] >= pooled_pages / 2}
+    counts = Counter(shape for page in edges for shape in page)
+    mine = {s for s, n in counts.items() if n >= 2 and n > with_text / 2 and middle[s] <= n * _AWAY}
+    if corpus.documents >= 3:
+        mine |= {
+            s
+            for s in counts
+            if corpus.edges[s] > corpus.pages / 2 and corpus.middle[s] <= corpus.edges[s] * _AWAY
+        }
     return tuple(sorted(mine))
 
 
-def _toc(pages: Sequence[str]) -> tuple[frozenset[int], frozenset[str], int]:
+def _toc(pages: Sequence[str], running: Collection[str] = ()) -> tuple[frozenset[int], frozenset[str], int]:
     """TOC pages (1-based), entry titles, and the number of entries (see the module docstring)."""
-    lines = [(number, line) for number, page in enumerate(pages, start=1) for line in _lines(page)]
+    lines = [
+        (number, line)
+        for number, page in enumerate(pages, start=1)
+        for line in _lines(page)
+        if _shape(line) not in running
+    ]
     titles = [_title(line) for _, line in lines]
     joined = "\n".join(titles)
     ends = []
@@ -210,7 +225,8 @@ def corpus_facts(paths: Sequence[Path]) -> dict[Path, DocFacts]:
 class Corpus:
     """How often each edge line is seen across a corpus, for running lines shared by its documents."""
 
-    edges: Counter[str]
+    edges: Counter[str]  # pages with the shape among their edge lines
+    middle: Counter[str]  # lines of the shape away from the edges
     pages: int
     documents: int
 
@@ -218,12 +234,15 @@ class Corpus:
     def of(cls, documents: Iterable[Sequence[str]]) -> Corpus:
         """From each document's page texts."""
         edges: Counter[str] = Counter()
+        middle: Counter[str] = Counter()
         pages = count = 0
         for texts in documents:
-            edges.update(shape for page in _edge_shapes(texts) for shape in page)
+            on_edges, away = _edge_shapes(texts)
+            edges.update(shape for page in on_edges for shape in page)
+            middle.update(away)
             pages += len(texts)
             count += 1
-        return cls(edges, pages, count)
+        return cls(edges, middle, pages, count)
 
 
 def doc_facts(
@@ -235,10 +254,11 @@ def doc_facts(
     starts = [0]
     for page in normalised:
         starts.append(starts[-1] + len(page))
-    toc_pages, toc_titles, toc_entries = _toc(pages)
+    running = _running(pages, corpus)
+    toc_pages, toc_titles, toc_entries = _toc(pages, running)
     return DocFacts(
         pages=len(pages),
-        running=_running(pages, corpus.edges, corpus.pages, corpus.documents),
+        running=running,
         toc_pages=toc_pages,
         toc_titles=toc_titles,
         toc_entries=toc_entries,

@@ -157,7 +157,6 @@ def check_snippets(records: Sequence[Mapping[str, Any]], docs_root: Path) -> dic
 
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-_REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
 _AUTOLINK = re.compile(r"<((?:https?|mailto):[^>]+)>")
 _TAG = re.compile(r"</?[A-Za-z][^>]*>")
 _STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
@@ -185,8 +184,7 @@ def markdown_snippets(markdown: str) -> list[str]:
         line = _LIST_MARK.sub("", line)
         line = _ALERT.sub("", line)
         line = _IMAGE.sub("", line)
-        line = _LINK.sub(r"\1", line)
-        line = _REF_LINK.sub(r"\1", line)
+        line = _LINK.sub(r"\1", line)  # "[a][b]" stays: a reference link only where "b" is defined
         line = _AUTOLINK.sub(r"\1", line)
         line = _CODE.sub(r"\1", line)
         line = _TAG.sub("", line)

@@ -4,7 +4,9 @@ Each Markdown page of ``../shared/data/hololens/{en,ja}/`` becomes:
 
 - ``chromium-pdf``: HTML made by pandoc (GFM, no smart typography), printed by Debian's
   Chromium headless with ``--generate-pdf-document-outline``. Chromium's PDFs are tagged,
-  and the outline is the page's headings.
+  the outline is the page's headings, and every page carries the browser's running header
+  (date and page title) and footer (the page's URL and ``n/N``), as a page printed from a
+  browser does.
 - ``pandoc-docx``: a Word file made by pandoc (headings as ``Heading N`` styles, lists with
   Word's own numbering), from a reference document that adds a running header (a guide
   title) and a page-number footer (``- N -`` in Japanese, ``Page N`` in English), as
