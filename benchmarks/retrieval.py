@@ -70,7 +70,7 @@ from _retrieval_eval import (
     score_question,
 )
 
-from procedure_rag._chunking.lengths import ensure_offline_tiktoken_cache, tiktoken_length
+from procedure_rag._chunking.lengths import llama_index_tiktoken_cache, tiktoken_length
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DOCS_ROOT = HERE.parents[1] / "shared" / "data"
@@ -443,10 +443,21 @@ def flat_method(name: str, description: str, split: Splitter) -> Method:
     return Method(name, description, build)
 
 
+def offline_tiktoken() -> None:
+    """Let the baselines' own tiktoken read llama-index-core's bundled files (this process only).
+
+    procedure-rag loads its encodings from the files themselves; LangChain's and
+    LlamaIndex's splitters ask tiktoken, which reads ``TIKTOKEN_CACHE_DIR``.
+    """
+    cache_dir = llama_index_tiktoken_cache()
+    if cache_dir is not None:
+        os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(cache_dir))
+
+
 def _recursive(settings: Settings) -> Any:  # noqa: ANN401 - a LangChain splitter
     from langchain_text_splitters import Language, RecursiveCharacterTextSplitter  # noqa: PLC0415
 
-    ensure_offline_tiktoken_cache()
+    offline_tiktoken()
     return RecursiveCharacterTextSplitter.from_tiktoken_encoder(
         encoding_name=ENCODING,
         chunk_size=settings.chunk_size,
@@ -838,7 +849,7 @@ SKIPPED = [
 def tiktoken_tokens() -> Tokens:
     import tiktoken  # noqa: PLC0415
 
-    ensure_offline_tiktoken_cache()
+    offline_tiktoken()
     encoding = tiktoken.get_encoding(ENCODING)
     return Tokens(
         count=tiktoken_length(ENCODING),

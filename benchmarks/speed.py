@@ -760,9 +760,11 @@ def run_latency(args: argparse.Namespace, *, index_only: bool) -> dict[str, Any]
 
 
 def main() -> None:
-    from procedure_rag._chunking.lengths import ensure_offline_tiktoken_cache  # noqa: PLC0415
+    from procedure_rag._chunking.lengths import llama_index_tiktoken_cache  # noqa: PLC0415
 
-    ensure_offline_tiktoken_cache()  # LangChain's and LlamaIndex's tiktoken read the bundled files too
+    cache_dir = llama_index_tiktoken_cache()  # LangChain's and LlamaIndex's tiktoken read its files
+    if cache_dir is not None:
+        os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(cache_dir))
     args = parse_args()
     if args.memory_probe:
         method, mode, size = args.memory_probe

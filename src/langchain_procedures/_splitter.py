@@ -34,6 +34,7 @@ from procedure_rag._core_api import (
     DEFAULT_MAX_INPUT_CHARS,
     DEFAULT_MAX_JSON_DEPTH,
     SourceIds,
+    TiktokenCount,
     iter_document_chunks,
     iter_record_groups,
     ordinary_first,
@@ -170,9 +171,10 @@ class ProcedureTextSplitter(TextSplitter):
         """Build a splitter whose budget counts tiktoken tokens, with no download.
 
         Args:
-            encoding_name: The tiktoken encoding. ``cl100k_base`` and ``o200k_base``
-                ship with llama-index-core; others need ``TIKTOKEN_CACHE_DIR`` to
-                hold their files.
+            encoding_name: The tiktoken encoding. ``cl100k_base`` ships with this
+                package and ``o200k_base`` with llama-index-core, both read from
+                their files (the environment is left alone); others need
+                ``TIKTOKEN_CACHE_DIR`` to hold their files.
             model_name: An OpenAI model name; when given, its encoding replaces
                 ``encoding_name``.
             allowed_special: Special tokens encoded as such (as in LangChain).
@@ -195,13 +197,13 @@ class ProcedureTextSplitter(TextSplitter):
             except KeyError as exc:
                 msg = f"unknown model_name {model_name!r}: tiktoken does not know its encoding"
                 raise ValueError(msg) from exc
-        # Loads the encoding from the offline cache, or raises a ValueError saying
-        # why it cannot; tiktoken keeps it loaded for the base class's encoder below.
+        # Loads the encoding from its file, or raises a ValueError saying why it cannot.
+        # LangChain's own length function would ask tiktoken's registry, which downloads.
         encoding = tiktoken_encoding(encoding_name)
-        length_function = cls._tiktoken_length_function(
-            encoding_name, None, allowed_special, disallowed_special
+        count = TiktokenCount(
+            encoding_name, set() if allowed_special is None else allowed_special, disallowed_special
         )
-        return cls(length_function=ordinary_first(encoding, length_function), **kwargs)
+        return cls(length_function=ordinary_first(encoding, count), **kwargs)
 
     @override
     def split_text(self, text: str) -> list[str]:

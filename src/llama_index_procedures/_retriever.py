@@ -71,7 +71,7 @@ from procedure_rag._core_api import (
 __all__ = ["ProcedureIndexer", "ProcedureMultiVectorRetriever"]
 
 _CHROMA_HINT = (
-    "the Chroma layout needs LlamaIndex's Chroma integration: pip install llama-index-vector-stores-chroma"
+    "the Chroma layout needs LlamaIndex's Chroma integration: pip install 'procedure-rag[llama-index-chroma]'"
 )
 
 #: Where raw chunks live: a chunk store, its SQLite file, or any LlamaIndex docstore.
@@ -260,7 +260,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
 
         Raises:
             EmbeddingMismatchError: When the index was built with another model.
-            ImportError: When ``llama-index-vector-stores-chroma`` is not installed.
+            ImportError: When the ``llama-index-chroma`` extra is not installed.
         """
         target = ChromaTarget(persist_directory=os.fspath(persist_directory))
         docstore = docstore_path(persist_directory)
@@ -290,7 +290,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
 
         Raises:
             EmbeddingMismatchError: When the collection was built with another model.
-            ImportError: When ``llama-index-vector-stores-chroma`` is not installed.
+            ImportError: When the ``llama-index-chroma`` extra is not installed.
         """
         target = ChromaTarget(host=host, port=port)
         return cls._from_chroma(target, docstore, embed_model, collection_name, options)

