@@ -189,6 +189,23 @@ def test_a_langchain_only_install_splits_english_and_japanese(tmp_path: Path) ->
     assert result.stdout.strip() == "langchain-only ok"
 
 
+@pytest.mark.parametrize(
+    ("adapter", "heavy"),
+    [
+        # langchain-classic took 2 s to import for one enum; numpy comes with InMemoryVectorStore.
+        ("langchain_procedures", ("langchain_classic", "numpy", "tiktoken", "chromadb", "langchain_chroma")),
+        ("llama_index_procedures", ("langchain_core", "chromadb", "llama_index.vector_stores.chroma")),
+    ],
+)
+def test_importing_an_adapter_loads_only_its_framework(adapter: str, heavy: tuple[str, ...]) -> None:
+    script = f"import sys, {adapter}\nprint(sorted(m for m in {heavy!r} if m in sys.modules))\n"
+    result = subprocess.run(  # noqa: S603 - our own interpreter and a fixed script
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False, cwd=ROOT
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
 PUBLIC_NAMES = {
     "procedure_rag": [
         "BBox",
