@@ -33,6 +33,7 @@ from procedure_rag import (
 from procedure_rag._core_api import (
     DEFAULT_MAX_INPUT_CHARS,
     DEFAULT_MAX_JSON_DEPTH,
+    DocumentChunk,
     SourceIds,
     TiktokenCount,
     iter_document_chunks,
@@ -79,14 +80,24 @@ class ProcedureTextSplitter(TextSplitter):
             written for other splitters can pass it.
         length_function: Measures a piece of text (characters by default, as in
             LangChain; see :meth:`from_tiktoken_encoder` for tokens).
-        add_start_index: Add ``start_index``, the offset in the input text of the
-            first source character the chunk covers (for a page run, in the text of
-            the page the chunk starts on).
+        add_start_index: Add ``start_index``. With ``text_mode="source"`` it is where
+            the chunk's text is in the input text, as LangChain's splitters mean it
+            (``text[start:start + len(chunk)] == chunk``). With the rendered text (the
+            default) it is the offset of the first source character the chunk covers
+            (its lead-in, for a part that repeats one): the chunk's text is not a slice
+            of the input then. For a page run, an offset into the text of the page the
+            chunk starts on.
         strip_whitespace: Strip whitespace from both ends of every chunk text (pieces
             of a long table or code block can end in spaces).
         language: ``"ja"``, ``"en"`` or ``"auto"`` (detected per document).
         source_format: How whole-text documents are read: ``"markdown"``, ``"text"``,
             ``"html"``, ``"rst"``, or ``"auto"`` (from document metadata, else the text).
+        text_mode: ``"rendered"`` (the default): a chunk's text opens with its section
+            path and lead-in, steps renumbered as shown, link targets dropped; or
+            ``"source"``: the exact slice of the input text the chunk stands for (markup
+            and all), the section path and lead-in in the metadata only (``section``,
+            ``lead_in``). Element runs (Unstructured) have no one input text and keep the
+            rendered text.
         emit_parents: Also emit parent chunks, each right after its last child.
         parent_chunk_size: Budget of a parent chunk; ``None`` means four child budgets.
         max_children_per_parent: Most children one parent groups.
@@ -116,6 +127,7 @@ class ProcedureTextSplitter(TextSplitter):
         strip_whitespace: bool = True,
         language: str = "auto",
         source_format: str = "auto",
+        text_mode: Literal["rendered", "source"] = "rendered",
         emit_parents: bool = False,
         parent_chunk_size: int | None = None,
         max_children_per_parent: int = 8,
@@ -141,6 +153,9 @@ class ProcedureTextSplitter(TextSplitter):
             max_input_chars=max_input_chars,
             max_json_depth=max_json_depth,
         )
+        if text_mode not in ("rendered", "source"):
+            msg = f"text_mode must be 'rendered' or 'source', got {text_mode!r}"
+            raise ValueError(msg)
         if chunk_overlap != 0:
             msg = f"chunk_overlap must be 0 (procedure chunks never overlap), got {chunk_overlap}"
             raise ValueError(msg)
@@ -152,6 +167,7 @@ class ProcedureTextSplitter(TextSplitter):
             strip_whitespace=strip_whitespace,
         )
         self._chunker = ProcedureChunker(options)
+        self._source_text = text_mode == "source"
 
     @property
     def options(self) -> ChunkerOptions:
@@ -216,6 +232,8 @@ class ProcedureTextSplitter(TextSplitter):
             ValueError: When ``text`` is not usable text.
 
         """
+        if self._source_text:
+            return [doc.page_content for doc in self._iter_documents([(text, {})])]
         return [self._page_content(c) for c in self._chunker.iter_chunks(text)]
 
     @override
@@ -266,11 +284,21 @@ class ProcedureTextSplitter(TextSplitter):
                 # A new dict of scalars (containers become JSON text): nothing of the
                 # input's metadata is shared, so no deep copy is needed.
                 meta = chunk_metadata(part.chunk, part.metadata)
-                if self._add_start_index and part.start is not None:
-                    meta["start_index"] = part.start
-                yield Document(
-                    page_content=self._page_content(part.chunk), metadata=meta, id=part.chunk.chunk_id
-                )
+                text, start = self._text_and_start(part)
+                if self._add_start_index and start is not None:
+                    meta["start_index"] = start
+                yield Document(page_content=text, metadata=meta, id=part.chunk.chunk_id)
+
+    def _text_and_start(self, part: DocumentChunk) -> tuple[str, int | None]:
+        """The chunk's page content and ``start_index``, in this splitter's text mode."""
+        if not self._source_text or part.source_text is None:
+            return self._page_content(part.chunk), part.start
+        text, start = part.source_text, part.source_start
+        if self._strip_whitespace:
+            stripped = text.lstrip()
+            start = None if start is None else start + len(text) - len(stripped)
+            text = stripped.rstrip()
+        return text, start
 
     def _page_content(self, chunk: Chunk) -> str:
         return chunk.text.strip() if self._strip_whitespace else chunk.text
