@@ -92,7 +92,7 @@ def test_langchain_page_documents_offsets_point_into_the_page() -> None:
 @pytest.mark.parametrize("path", PAGES, ids=lambda p: "/".join(p.parts[-2:]))
 def test_llama_index_char_indexes_locate_each_node_in_source_mode(path: Path) -> None:
     text = _read(path)
-    parser = ProcedureNodeParser(chunk_size=300, text_mode="source")
+    parser = ProcedureNodeParser(chunk_size=300, text_mode="source", emit_parents=True)
     nodes = parser.get_nodes_from_documents([LlamaDocument(text=text, metadata={"source": path.name})])
     assert {n.metadata["chunk_level"] for n in nodes} == {"child", "parent"}
     for node in nodes:
@@ -106,7 +106,9 @@ def test_llama_index_char_indexes_locate_each_node_in_source_mode(path: Path) ->
 
 def test_llama_index_rendered_indexes_bound_the_source_covered() -> None:
     text = _read(PAGES[0])
-    nodes = ProcedureNodeParser(chunk_size=300).get_nodes_from_documents([LlamaDocument(text=text)])
+    nodes = ProcedureNodeParser(chunk_size=300, emit_parents=True).get_nodes_from_documents(
+        [LlamaDocument(text=text)]
+    )
     for node in nodes:
         spans = read_metadata(node.metadata)["source_spans"]
         assert (node.start_char_idx, node.end_char_idx) == (spans[0][0], spans[-1][1])

@@ -167,7 +167,9 @@ class ProcedureNodeParser(NodeParser):
         description='"rendered" (section path and lead-in in the text) or "source" (the exact source slice).',
     )
     emit_parents: bool = Field(
-        default=True, frozen=True, description="Whether parent nodes are emitted besides the children."
+        default=False,
+        frozen=True,
+        description="Whether parent nodes are emitted besides the children (off, as in LangChain).",
     )
     parent_chunk_size: int | None = Field(
         default=None, frozen=True, description="Token budget of a parent; None means four child budgets."

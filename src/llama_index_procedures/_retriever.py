@@ -152,7 +152,8 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
         filters: Metadata filters passed to every vector store query (vectors carry their
             chunk's scalar metadata: ``source``, ``language``, ``section``…).
         expand_parents: Return each child's parent node instead (children of one parent
-            become one result; ``expanded_from`` lists them).
+            become one result; ``expanded_from`` lists them). Needs parents in the
+            docstore: parse with ``ProcedureNodeParser(emit_parents=True)``.
         route_questions: Classify the question (condition, caution, operation…) and move
             up chunks carrying that field; the rule applied goes into ``routing``.
         lexical_weight: What the chunk's BM25 score over its words (divided by the
