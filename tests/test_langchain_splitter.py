@@ -104,13 +104,14 @@ def test_split_documents_metadata_round_trip(
         assert decoded["child_ids"] == []
 
 
-def test_document_metadata_is_copied_as_scalars(load: Callable[[str], Document]) -> None:
+def test_document_metadata_is_deep_copied_as_it_is(load: Callable[[str], Document]) -> None:
     page = load(_page("en"))
     page.metadata["tags"] = ["manual"]
     docs = ProcedureTextSplitter().split_documents([page])
     page.metadata["tags"].append("changed")
-    # A list becomes JSON text (store-ready, and inert), a copy of what it was when split.
-    assert [d.metadata["tags"] for d in docs[:2]] == ['["manual"]', '["manual"]']
+    # As LangChain's splitters copy it: the list as it was when split, one copy per chunk.
+    assert [d.metadata["tags"] for d in docs[:2]] == [["manual"], ["manual"]]
+    assert docs[0].metadata["tags"] is not docs[1].metadata["tags"]
 
 
 def test_ids_are_stable_and_depend_on_source(pages: list[Document]) -> None:

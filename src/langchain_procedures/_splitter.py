@@ -49,10 +49,11 @@ class ProcedureTextSplitter(TextSplitter):
     """Split manuals into procedure-block chunks that keep conditions with their steps.
 
     Each chunk becomes one ``Document`` whose ``id`` is the chunk's stable id and
-    whose metadata is the input document's metadata followed by the structural keys
-    of :data:`procedure_rag.STRUCTURAL_KEYS` (every value a ``str``, ``int``,
-    ``float`` or ``bool``; nested values are JSON strings that
-    :func:`procedure_rag.read_metadata` decodes). The input metadata key ``source``,
+    whose metadata is the input document's metadata (a deep copy, values as they are,
+    as LangChain's splitters copy it) followed by the structural keys of
+    :data:`procedure_rag.STRUCTURAL_KEYS` (each a ``str``, ``int``, ``float`` or
+    ``bool``; nested values are JSON strings that :func:`procedure_rag.read_metadata`
+    decodes). The input metadata key ``source``,
     when present, is the chunk's ``source_id``; otherwise the core derives one from
     the text.
 
@@ -244,8 +245,8 @@ class ProcedureTextSplitter(TextSplitter):
 
         Args:
             texts: The texts to split.
-            metadatas: One metadata dict per text, copied into its chunks as scalars
-                (see :func:`procedure_rag.chunk_metadata`).
+            metadatas: One metadata dict per text, deep-copied into its chunks as it
+                is (see :func:`procedure_rag.chunk_metadata`).
 
         Returns:
             The documents, text after text, each text's chunks in the chunker's order.
@@ -281,8 +282,7 @@ class ProcedureTextSplitter(TextSplitter):
                 source_id=sources(None if source is None else str(source), [text for text, _ in group.items]),
             )
             for part in chunks:
-                # A new dict of scalars (containers become JSON text): nothing of the
-                # input's metadata is shared, so no deep copy is needed.
+                # A new dict, the input's values deep-copied (as LangChain's splitters do).
                 meta = chunk_metadata(part.chunk, part.metadata)
                 text, start = self._text_and_start(part)
                 if self._add_start_index and start is not None:

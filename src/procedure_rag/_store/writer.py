@@ -23,10 +23,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Protocol
 
-from procedure_rag._metadata import JSON_KEYS, chunk_from_metadata, is_filter_key, same_metadata
+from procedure_rag._metadata import (
+    JSON_KEYS,
+    chunk_from_metadata,
+    document_value,
+    is_filter_key,
+    same_metadata,
+)
 from procedure_rag._representations.offline.generator import generate_representations
 from procedure_rag._representations.types import Representation
-from procedure_rag._store.chunk_store import ChunkStore, Scalar, StoredChunk
+from procedure_rag._store.chunk_store import ChunkStore, StoredChunk, StoreValue
 from procedure_rag._types import Chunk, ChunkLevel
 
 __all__ = [
@@ -69,7 +75,7 @@ class VectorRecord:
 
     vector_id: str
     text: str
-    metadata: Mapping[str, Scalar]
+    metadata: Mapping[str, StoreValue]
 
     @property
     def kind(self) -> str:
@@ -140,12 +146,15 @@ def stored_chunk(text: str, metadata: Mapping[str, object], *, position: int = 0
     Args:
         text: The chunk text.
         metadata: Its metadata, as ``chunk_metadata`` wrote it (through a splitter or
-            node parser of this package).
+            node parser of this package): the user's own values as they were, each made
+            what the stores keep by :func:`~procedure_rag._metadata.document_value`
+            (``None`` left out, a list of one scalar type kept, other containers as JSON
+            text, anything else as its ``str``).
         position: The document's position in the caller's list, for messages.
 
     Raises:
         ValueError: When the metadata has no ``chunk_id`` (the document was not split by
-            this package) or a value is not a scalar; the message names the position.
+            this package) or a key is not a str; the message names the position.
     """
     chunk_id = metadata.get("chunk_id")
     if not isinstance(chunk_id, str) or not chunk_id:
@@ -155,13 +164,14 @@ def stored_chunk(text: str, metadata: Mapping[str, object], *, position: int = 0
         )
         raise ValueError(msg)
     try:
-        return StoredChunk(chunk_id, text, dict(metadata))  # type: ignore[arg-type] # checked by StoredChunk
+        stored = {key: value for key, raw in metadata.items() if (value := document_value(raw)) is not None}
+        return StoredChunk(chunk_id, text, stored)
     except ValueError as exc:
         msg = f"document {position}: {exc}"
         raise ValueError(msg) from exc
 
 
-def filter_metadata(chunk: StoredChunk) -> dict[str, Scalar]:
+def filter_metadata(chunk: StoredChunk) -> dict[str, StoreValue]:
     """The chunk metadata every vector of the chunk carries, for store filters.
 
     Keys a store would read as an operator or refuses (``$or``, ``#document``,
@@ -201,7 +211,7 @@ def vector_records(
         if rep.representation_id in seen:
             continue
         seen.add(rep.representation_id)
-        metadata: dict[str, Scalar] = {
+        metadata: dict[str, StoreValue] = {
             **filter_metadata(chunk),
             **rep.store_metadata(),  # type: ignore[dict-item] # store_metadata holds scalars only
         }
