@@ -3,7 +3,7 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint install bench
+.PHONY: demo test lint install bench smoke platforms
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "needs $(PYTHON) on PATH (or run: make PYTHON=python3 ...)"; exit 2; }
@@ -23,6 +23,14 @@ lint: install
 
 test: lint
 	$(BIN)/python -m pytest
+
+# The installed package on Python 3.12 and 3.13, in fresh venvs: split, index, query.
+smoke:
+	bash .ci/smoke
+
+# Every extra resolved from binary wheels for Linux, macOS and Windows, Python 3.11-3.13.
+platforms: install
+	$(BIN)/python .ci/platforms.py
 
 # Every figure of the README's Benchmarks section, from the shared data in ../shared/data:
 <<<<<<< HEAD

@@ -75,7 +75,7 @@ from _retrieval_eval import (
 from _snippet_gold import is_snippet_file, load_snippet_questions, made_datasets
 from make_pdfs import VARIANTS as MADE_VARIANTS
 
-from procedure_rag._chunking.lengths import ensure_offline_tiktoken_cache, tiktoken_length
+from procedure_rag._chunking.lengths import llama_index_tiktoken_cache, tiktoken_length
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DOCS_ROOT = HERE.parents[1] / "shared" / "data"
@@ -473,10 +473,21 @@ def flat_method(
     return Method(name, description, build, formats)
 
 
+def offline_tiktoken() -> None:
+    """Let the baselines' own tiktoken read llama-index-core's bundled files (this process only).
+
+    procedure-rag loads its encodings from the files themselves; LangChain's and
+    LlamaIndex's splitters ask tiktoken, which reads ``TIKTOKEN_CACHE_DIR``.
+    """
+    cache_dir = llama_index_tiktoken_cache()
+    if cache_dir is not None:
+        os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(cache_dir))
+
+
 def _recursive(settings: Settings) -> Any:  # noqa: ANN401 - a LangChain splitter
     from langchain_text_splitters import Language, RecursiveCharacterTextSplitter  # noqa: PLC0415
 
-    ensure_offline_tiktoken_cache()
+    offline_tiktoken()
     return RecursiveCharacterTextSplitter.from_tiktoken_encoder(
         encoding_name=ENCODING,
         chunk_size=settings.chunk_size,
@@ -900,7 +911,7 @@ SKIPPED = [
 def tiktoken_tokens() -> Tokens:
     import tiktoken  # noqa: PLC0415
 
-    ensure_offline_tiktoken_cache()
+    offline_tiktoken()
     encoding = tiktoken.get_encoding(ENCODING)
     return Tokens(
         count=tiktoken_length(ENCODING),

@@ -134,7 +134,7 @@ def _document(text: str, lang: str) -> Document:
 
 @pytest.fixture(scope="module")
 def parser() -> ProcedureNodeParser:
-    return ProcedureNodeParser()
+    return ProcedureNodeParser(emit_parents=True)  # parent expansion needs the parents
 
 
 @pytest.fixture(scope="module")

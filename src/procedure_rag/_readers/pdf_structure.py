@@ -400,4 +400,3 @@ def _bold_heading_shape(text: str, after: Block) -> bool:
 def _body_is_bold(blocks: Sequence[Block], body: float) -> bool:
     counts = Counter(b.bold for b in blocks if abs(b.size - body) <= 0.6 for _ in b.text)
     return counts[True] > counts[False]
-
