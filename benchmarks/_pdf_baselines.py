@@ -24,6 +24,7 @@ Ours, through the product's public paths, so the figures follow the reader:
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -68,9 +69,13 @@ def _path(source: Source) -> Path:
 def _recursive(settings: Any) -> Any:  # noqa: ANN401 - a LangChain splitter
     from langchain_text_splitters import RecursiveCharacterTextSplitter  # noqa: PLC0415
 
-    from procedure_rag._chunking.lengths import ensure_offline_tiktoken_cache  # noqa: PLC0415
+    from procedure_rag._chunking.lengths import llama_index_tiktoken_cache  # noqa: PLC0415
 
-    ensure_offline_tiktoken_cache()
+    # LangChain's splitter asks tiktoken, which reads TIKTOKEN_CACHE_DIR: point it at the
+    # files llama-index-core ships (this benchmark process only; the package never sets it).
+    cache_dir = llama_index_tiktoken_cache()
+    if cache_dir is not None:
+        os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(cache_dir))
     return RecursiveCharacterTextSplitter.from_tiktoken_encoder(
         encoding_name=ENCODING, chunk_size=settings.chunk_size, chunk_overlap=settings.chunk_overlap
     )
