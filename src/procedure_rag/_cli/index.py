@@ -194,6 +194,7 @@ def open_index(
             host=None if chroma is None else chroma[0],
             port=8000 if chroma is None else chroma[1],
             embedder=embedder,
+            collection_name=where.collection,
             docstore_file=where.docstore,
             create=create,
         )
