@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -278,6 +279,27 @@ def test_a_server_restart_is_a_clear_error_then_the_store_works_again(postgres_c
         assert store.ids_for_source("doc") == ["a", "b"]
         store.replace_source("doc", [record("c")])
         assert store.ids_for_source("doc") == ["c"]
+
+
+def test_a_connection_cut_while_pooled_fails_one_call_then_the_next_works(postgres_cluster: Any) -> None:
+    # A connection handed back less than a second ago is not checked again (a round trip per
+    # call saved): one the server cut meanwhile fails its call, and is dropped.
+    with PostgresChunkStore(postgres_cluster.fresh_url(), max_connections=1) as store:
+        store.replace_source("doc", [record("a")])
+        postgres_cluster.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = 'postgres' AND pid != pg_backend_pid() AND backend_type = 'client backend'"
+        )
+        with pytest.raises(DocstoreError, match=r"^the docstore at .* failed: "):
+            store.ids_for_source("doc")
+        assert store.ids_for_source("doc") == ["a"]
+        # Once idle a while, a cut connection is found out before it is used: no failed call.
+        postgres_cluster.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = 'postgres' AND pid != pg_backend_pid() AND backend_type = 'client backend'"
+        )
+        time.sleep(1.1)
+        assert store.ids_for_source("doc") == ["a"]
 
 
 # ----- migration ----------------------------------------------------------------------------
