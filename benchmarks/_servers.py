@@ -69,12 +69,19 @@ def throwaway_servers() -> Iterator[Servers]:
     if binaries is None:
         msg = "PostgreSQL binaries (initdb, postgres) not found: apt-get install -y postgresql"
         raise SystemExit(msg)
+    # A SIGTERM (kill) unwinds the run, so the servers stop and their folders go with it.
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
     cluster = Cluster(binaries, tcp_port=free_port(), settings=SERVER_SETTINGS)
     try:
         with chroma_run() as chroma:
             yield Servers(chroma, cluster)
     finally:
         cluster.close()
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 @contextlib.contextmanager

@@ -37,7 +37,7 @@ Methods (400-token budget, ``cl100k_base``, no overlap, the same settings as
 ``procedure-rag-langchain``
     ``ProcedureTextSplitter.from_tiktoken_encoder(...).split_documents`` (children only, its default).
 ``procedure-rag-llamaindex``
-    ``ProcedureNodeParser(chunk_size=400, emit_parents=True).get_nodes_from_documents`` (with parents).
+    ``ProcedureNodeParser(chunk_size=400).get_nodes_from_documents``.
 
 Index throughput and query latency at 10k and 100k vectors beside langchain-classic's
 ``MultiVectorRetriever`` live in ``benchmarks/retrieval_latency.py`` (results in
@@ -280,7 +280,7 @@ def procedure_rag_llamaindex() -> Splitter:
 
     from llama_index_procedures import ProcedureNodeParser  # noqa: PLC0415
 
-    parser = ProcedureNodeParser(chunk_size=BUDGET, emit_parents=True)  # as measured before parents were off
+    parser = ProcedureNodeParser(chunk_size=BUDGET)
 
     def split(docs: Sequence[Doc]) -> int:
         return sum(len(parser.get_nodes_from_documents([Document(text=d.text)])) for d in docs)
@@ -778,11 +778,9 @@ def run_servers(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main() -> None:
-    from procedure_rag._chunking.lengths import llama_index_tiktoken_cache  # noqa: PLC0415
+    from procedure_rag._chunking.lengths import ensure_offline_tiktoken_cache  # noqa: PLC0415
 
-    cache_dir = llama_index_tiktoken_cache()  # LangChain's and LlamaIndex's tiktoken read its files
-    if cache_dir is not None:
-        os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(cache_dir))
+    ensure_offline_tiktoken_cache()  # LangChain's and LlamaIndex's tiktoken read the bundled files too
     args = parse_args()
     if args.memory_probe:
         method, mode, size = args.memory_probe
