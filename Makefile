@@ -33,16 +33,11 @@ platforms: install
 	$(BIN)/python .ci/platforms.py
 
 # Every figure of the README's Benchmarks section, from the shared data in ../shared/data:
-<<<<<<< HEAD
 # step fields against the annotated steps (benchmarks/results/step_fields.*), retrieval
-# quality (benchmarks/results/retrieval.*), then splitting speed, memory, index throughput
-# and query latency (benchmarks/results/speed.*, latency.json).
-=======
-# retrieval quality (benchmarks/results/retrieval.*: Markdown and text sets, the real PDFs and
-# Word file, and the HoloLens pages made into PDFs and Word files by benchmarks/make_pdfs.py,
+# quality (benchmarks/results/retrieval.*: Markdown and text sets, the real PDFs and Word
+# file, and the HoloLens pages made into PDFs and Word files by benchmarks/make_pdfs.py,
 # which needs pandoc, chromium and libreoffice-writer-nogui), then splitting speed, memory,
 # index throughput and query latency (benchmarks/results/speed.*, latency.json).
->>>>>>> wip/bench16
 bench: install
 	$(BIN)/python benchmarks/step_fields.py --gold ../shared/data/step-fields/dev.jsonl \
 		--docs-root ../shared/data --out benchmarks/results/step_fields.json
