@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.resources
+import importlib.util
 import os
 import subprocess
 import sys
@@ -198,7 +200,11 @@ def test_a_langchain_only_install_splits_english_and_japanese(tmp_path: Path) ->
     ],
 )
 def test_importing_an_adapter_loads_only_its_framework(adapter: str, heavy: tuple[str, ...]) -> None:
-    script = f"import sys, {adapter}\nprint(sorted(m for m in {heavy!r} if m in sys.modules))\n"
+    # Every public name is touched: the lazy names load their modules, and still no heavy one.
+    script = (
+        f"import sys, {adapter} as a\n[getattr(a, n) for n in a.__all__]\n"
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n"
+    )
     result = subprocess.run(  # noqa: S603 - our own interpreter and a fixed script
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False, cwd=ROOT
     )
@@ -314,3 +320,50 @@ def test_samples_ship_as_package_data() -> None:
     assert samples.joinpath("SOURCES.md").is_file()
     assert samples.joinpath("hololens", "en", "hololens-recovery.md").is_file()
     assert samples.joinpath("hololens", "ja", "hololens-recovery.md").is_file()
+
+
+LAZY_PACKAGES = ("procedure_rag", "procedure_rag._core_api", "langchain_procedures", "llama_index_procedures")
+
+
+def _type_checking_imports(module: str) -> dict[str, str]:
+    """``name → module`` of the imports a package keeps under ``if TYPE_CHECKING:``."""
+    spec = importlib.util.find_spec(module)
+    assert spec is not None
+    assert spec.origin is not None
+    tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    block = next(
+        node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+    )
+    return {
+        alias.asname or alias.name: str(node.module)
+        for node in block.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+
+
+@pytest.mark.parametrize("package", LAZY_PACKAGES)
+def test_lazy_names_are_the_type_checking_imports_and_each_resolves(package: str) -> None:
+    module = importlib.import_module(package)
+    table = module._EXPORTS
+    assert table == _type_checking_imports(package)
+    assert set(table) <= set(module.__all__)
+    for name, home in table.items():
+        assert getattr(module, name) is getattr(importlib.import_module(home), name), name
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        module.no_such_name  # noqa: B018 - the lookup is the test
+
+
+def test_importing_the_splitter_loads_no_store_chroma_or_model_module() -> None:
+    script = (
+        "import sys\nfrom langchain_procedures import ProcedureTextSplitter\n"
+        "from llama_index_procedures import ProcedureNodeParser\n"
+        "print(sorted({m.split('.')[1] for m in sys.modules if m.startswith('procedure_rag.')}))\n"
+    )
+    result = subprocess.run(  # noqa: S603 - our own interpreter and a fixed script
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False, cwd=ROOT
+    )
+    assert result.returncode == 0, result.stderr
+    loaded = set(ast.literal_eval(result.stdout.strip()))
+    assert {"_chunking", "_readers"} <= loaded
+    assert not loaded & {"_store", "_chroma", "_retrieval", "_models"}, loaded

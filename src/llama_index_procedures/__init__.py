@@ -10,15 +10,33 @@ node once, with its score and what matched, and ``ProcedureIndexer`` indexes nod
 from an ``IngestionPipeline``.
 """
 
-from llama_index_procedures._embeddings import OfflineEmbedding
-from llama_index_procedures._models import LlamaIndexModel
-from llama_index_procedures._node_parser import ProcedureNodeParser
-from llama_index_procedures._representations import (
-    agenerate_representation_nodes,
-    generate_representation_nodes,
-    representations_to_index_nodes,
-)
-from llama_index_procedures._retriever import ProcedureIndexer, ProcedureMultiVectorRetriever
+from typing import TYPE_CHECKING
+
+from procedure_rag._core_api import load_export
+
+if TYPE_CHECKING:
+    from llama_index_procedures._embeddings import OfflineEmbedding
+    from llama_index_procedures._models import LlamaIndexModel
+    from llama_index_procedures._node_parser import ProcedureNodeParser
+    from llama_index_procedures._representations import (
+        agenerate_representation_nodes,
+        generate_representation_nodes,
+        representations_to_index_nodes,
+    )
+    from llama_index_procedures._retriever import ProcedureIndexer, ProcedureMultiVectorRetriever
+
+# Where each name lives: imported on first use (PEP 562), so importing the package stays cheap.
+_EXPORTS = {
+    "OfflineEmbedding": "llama_index_procedures._embeddings",
+    "LlamaIndexModel": "llama_index_procedures._models",
+    "ProcedureNodeParser": "llama_index_procedures._node_parser",
+    "agenerate_representation_nodes": "llama_index_procedures._representations",
+    "generate_representation_nodes": "llama_index_procedures._representations",
+    "representations_to_index_nodes": "llama_index_procedures._representations",
+    "ProcedureIndexer": "llama_index_procedures._retriever",
+    "ProcedureMultiVectorRetriever": "llama_index_procedures._retriever",
+}
+
 
 __all__ = [
     "LlamaIndexModel",
@@ -30,3 +48,11 @@ __all__ = [
     "generate_representation_nodes",
     "representations_to_index_nodes",
 ]
+
+
+def __getattr__(name: str) -> object:
+    return load_export(__name__, _EXPORTS, name)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
