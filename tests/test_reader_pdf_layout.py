@@ -213,3 +213,12 @@ def test_pages_without_text_give_one_warning_naming_them_and_the_rest_is_read() 
     messages = [str(w.message) for w in caught]
     assert messages == ["no text layer on pages 2–3: use OCR or a layout parser"]
     assert squash(source.text) == squash(read_pdf(SAPPHIRE, source_id="doc").text)
+
+
+def test_narrow_no_break_spaces_are_spaces_even_where_a_line_holds_nothing_else() -> None:
+    # The Japanese HoloLens page says 「手順 \u202f 4. で解凍した」; LibreOffice's PDF of it has a
+    # line of nothing but that space, on which the reader stopped before (StopIteration).
+    chunks = chunks_of(DATA / "pdf" / "hololens1-install-localized-ja.libreoffice.pdf")
+    text = " ".join(chunk.text for chunk in chunks)
+    assert "手順4.で解凍したフォルダーに" in squash(text)
+    assert "\u202f" not in text

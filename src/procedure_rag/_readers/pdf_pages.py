@@ -334,7 +334,7 @@ def _read_lines(
                 _flush(current, lines)
                 current = []
             continue
-        if code in (0x20, 0x09, 0xA0, 0x3000):  # a space, drawn or generated between words
+        if 0 < code < 0x110000 and chr(code).isspace():  # a space (also U+202F, U+3000…), drawn or generated
             if current and not current[-1].text.isspace():
                 last = current[-1]
                 current.append(
@@ -349,7 +349,8 @@ def _read_lines(
         font = _font_of(raw, textpage, i, tags, cache)
         char = _Char(text, box.left, page_height - box.top, box.right, page_height - box.bottom,
                      page_height - y.value, font)  # fmt: skip
-        if current and _breaks(next(c for c in reversed(current) if not c.text.isspace()), char):
+        shown_before = next((c for c in reversed(current) if not c.text.isspace()), None)
+        if shown_before is not None and _breaks(shown_before, char):
             _flush(current, lines)
             current = []
         current.append(char)
