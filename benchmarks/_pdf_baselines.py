@@ -127,7 +127,9 @@ def ours_file_documents(sources: Sequence[Source], settings: Any) -> list[tuple[
     """Our chunks (children and parents) of each file, read by the product from its path."""
     from procedure_rag import ChunkerOptions, ProcedureChunker, chunk_metadata  # noqa: PLC0415
 
-    chunker = ProcedureChunker(ChunkerOptions(chunk_size=settings.chunk_size))
+    chunker = ProcedureChunker(
+        ChunkerOptions(chunk_size=settings.chunk_size, length_function=settings.our_length())
+    )
     return [
         (chunk.text, chunk_metadata(chunk, {"source": source.doc}))
         for source in sources

