@@ -114,6 +114,8 @@ def test_hits_of_one_section_make_one_context_and_a_hit_held_already_drops_out(
     assert second == (elsewhere[0], (elsewhere[1]["chunk_id"],))
     assert third is None
     assert fourth is None
+    # Only as many contexts as asked for are made.
+    assert with_context([step3, elsewhere, step1], _source(chunks), budget=400, limit=1)[1:] == [None, None]
 
 
 def test_the_ids_are_the_parents_children(chunks: dict[str, Item]) -> None:

@@ -64,7 +64,7 @@ class ContextSource:
 
 
 def with_context(
-    items: Sequence[T], source: ContextSource, *, budget: int
+    items: Sequence[T], source: ContextSource, *, budget: int, limit: int | None = None
 ) -> list[tuple[str, tuple[str, ...]] | None]:
     """The context text of each item and the chunk ids it holds, best item first.
 
@@ -76,6 +76,7 @@ def with_context(
         items: The hits, best first (child chunks as the docstore keeps them).
         source: How to read the docstore.
         budget: Most units of ``source.length`` one context may measure.
+        limit: Most contexts made; the items after them give ``None`` (``None``: all).
 
     Returns:
         Per item, ``(text, chunk ids in section order)`` (the item's own text and id
@@ -90,7 +91,7 @@ def with_context(
     for item in items:
         metadata = source.metadata_of(item)
         own_id = str(metadata.get("chunk_id") or "")
-        if own_id and own_id in used:
+        if (own_id and own_id in used) or (limit is not None and len(out) - out.count(None) >= limit):
             out.append(None)
             continue
         parent = parents.get(str(metadata.get("parent_id") or ""))

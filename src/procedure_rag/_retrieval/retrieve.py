@@ -469,7 +469,7 @@ def _resolve(
             return [cache.get(i) for i in ids]
 
         source = ContextSource(cached, context.metadata_of, context.text_of, context.length)
-        contexts = with_context(items, source, budget=options.context_budget)
+        contexts = with_context(items, source, budget=options.context_budget, limit=options.k)
         kept = [(fused, found) for fused, found in zip(present, contexts, strict=True) if found is not None]
         return [
             Retrieved(
