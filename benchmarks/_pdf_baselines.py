@@ -127,7 +127,9 @@ def ours_file_documents(sources: Sequence[Source], settings: Any) -> list[tuple[
     """Our chunks (children and parents) of each file, read by the product from its path."""
     from procedure_rag import ChunkerOptions, ProcedureChunker, chunk_metadata  # noqa: PLC0415
 
-    chunker = ProcedureChunker(ChunkerOptions(chunk_size=settings.chunk_size))
+    chunker = ProcedureChunker(
+        ChunkerOptions(chunk_size=settings.chunk_size, length_function=settings.our_length())
+    )
     return [
         (chunk.text, chunk_metadata(chunk, {"source": source.doc}))
         for source in sources
@@ -215,6 +217,14 @@ def file_methods(settings: Any, *, flat: Callable[..., Any], ours: Callable[...,
             documents=ours_file_documents,
             formats=PDF | DOCX,
             describe=lambda sources, views: describe_pdf(sources, views) if _all_pdf(sources) else {},
+        ),
+        ours(
+            "procedure-rag-file-context-800",
+            "as procedure-rag-file, each hit with the parts of its section that carry a caution or a "
+            "condition, then the other parts of its list, within 800 tokens (procedure-aware context)",
+            documents=ours_file_documents,
+            formats=PDF | DOCX,
+            context_budget=800,
         ),
         ours(
             "procedure-rag-pypdfloader",

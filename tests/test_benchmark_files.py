@@ -347,9 +347,11 @@ def test_each_file_corpus_is_read_by_its_own_methods_with_rows_per_document():
     assert ran == {
         ("t-docx", "langchain-docx2txt-recursive"),
         ("t-docx", "procedure-rag-file"),
+        ("t-docx", "procedure-rag-file-context-800"),
         ("t-pdf", "langchain-pypdf-recursive"),
         ("t-pdf", "llamaindex-pages-sentence"),
         ("t-pdf", "procedure-rag-file"),
+        ("t-pdf", "procedure-rag-file-context-800"),
         ("t-pdf", "procedure-rag-pypdfloader"),
     }
     assert {r["kind"] for r in result.rows} == {"docx", "pdf"}

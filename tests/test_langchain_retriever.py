@@ -325,3 +325,24 @@ class TestDocStoreStandard(BaseStoreSyncTests[Document]):
             Document(page_content="Hold the power button for 15 seconds.", metadata={"source_id": "en"}),
             Document(page_content="Release the button.", metadata={"step_count": 1}),
         )
+
+
+def test_context_budget_returns_hits_with_the_parts_of_their_section(index_dir: Path) -> None:
+    from procedure_rag._chunking.lengths import tiktoken_length  # noqa: PLC0415
+
+    query = "HoloLens 2 が通常の再起動で戻らないときはどうしますか？"
+    plain = _open(index_dir, k=3).invoke(query)
+    hits = _open(index_dir, k=3, context_budget=800).invoke(query)
+    assert len(hits) == 3
+    assert hits[0].id == plain[0].id  # the ranking is the same; the text grows
+    length = tiktoken_length()
+    for hit in hits:
+        ids = json.loads(hit.metadata["context_ids"])
+        assert hit.id in ids
+        assert hit.metadata["chunk_level"] == "child"
+        assert length(hit.page_content) <= 800 or ids == [hit.id]
+        assert len(ids) == 1 or hit.page_content.count("\n") > 1
+    held = [i for hit in hits for i in json.loads(hit.metadata["context_ids"])]
+    assert len(held) == len(set(held))  # no part is returned twice
+    with pytest.raises(ValueError, match="context_budget and expand_parents exclude each other"):
+        _open(index_dir, context_budget=800, expand_parents=True)

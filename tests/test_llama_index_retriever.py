@@ -816,3 +816,25 @@ def test_chroma_server_index(
             docstore=docstore,
             collection_name="llama-index-server",
         )
+
+
+def test_context_budget_returns_hits_with_the_parts_of_their_section(
+    quality_index: tuple[Path, ProcedureMultiVectorRetriever], nano: OfflineEmbedding
+) -> None:
+    from procedure_rag._chunking.lengths import tiktoken_length  # noqa: PLC0415
+
+    folder, _ = quality_index
+    retriever = ProcedureMultiVectorRetriever.from_persist_directory(
+        folder, embed_model=nano, k=3, context_budget=800
+    )
+    assert retriever.to_dict()["context_budget"] == 800
+    hits = retriever.retrieve("How do I hard-restart HoloLens 2?")
+    assert len(hits) == 3
+    length = tiktoken_length()
+    held: list[str] = []
+    for hit in hits:
+        ids = json.loads(hit.node.metadata["context_ids"])
+        assert hit.node.node_id in ids
+        assert length(hit.node.get_content()) <= 800 or ids == [hit.node.node_id]
+        held.extend(ids)
+    assert len(held) == len(set(held))

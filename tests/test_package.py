@@ -261,6 +261,7 @@ PUBLIC_NAMES = {
         "iter_representations",
         "load_offline_model",
         "match_step_marker",
+        "model_token_length",
         "read_metadata",
     ],
     "langchain_procedures": [

@@ -110,6 +110,11 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
         kinds: Only these representation kinds count (``None``: all).
         expand_parents: Return each child's parent chunk (needs parents in the docstore:
             split with ``emit_parents=True``).
+        context_budget: Return each hit with the parts of its section that complete it
+            (the section's other hits, then the parts carrying a caution or a
+            condition), within this many ``cl100k_base`` tokens per result; the parts
+            are named in ``context_ids``. Needs parents in the docstore; excludes
+            ``expand_parents``. ``None`` (default): off.
         route_questions: Move up chunks carrying what the question asks about
             (condition, caution, result, steps); the rule is in ``routing``.
         lexical_weight: What the chunk's BM25 score over its words (divided by the
@@ -135,6 +140,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
     weights: dict[str, float] | None = None
     kinds: list[str] | None = None
     expand_parents: bool = False
+    context_budget: int | None = None
     route_questions: bool = False
     lexical_weight: float = LEXICAL_WEIGHT
     representation_model: Runnable[Any, Any] | LangChainModel | None = None
@@ -166,6 +172,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
             weights=self.weights,
             kinds=None if self.kinds is None else frozenset(self.kinds),
             expand_parents=self.expand_parents,
+            context_budget=self.context_budget,
             route_questions=self.route_questions,
             fetch_start=max(int(start), FETCH_PER_K * self.k) if start is not None else None,
             lexical_weight=self.lexical_weight,
@@ -409,6 +416,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
                 filtered=where is not None,
                 similarity_only=self.search_type == SearchType.similarity,
             ),
+            text_of=lambda document: document.page_content,
         )
         if result.missing:
             run_manager.on_text(
@@ -437,7 +445,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
 def _result_document(item: Retrieved[Document]) -> Document:
     document = item.item
     return Document(
-        page_content=document.page_content,
+        page_content=document.page_content if item.text is None else item.text,
         metadata={**document.metadata, **item.metadata},
         id=item.doc_id,
     )

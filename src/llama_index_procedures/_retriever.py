@@ -91,6 +91,7 @@ class RetrieverOptions(TypedDict, total=False):
     kinds: Collection[str] | None
     filters: MetadataFilters | None
     expand_parents: bool
+    context_budget: int | None
     route_questions: bool
     lexical_weight: float
     representation_model: LLM | LlamaIndexModel | None
@@ -159,6 +160,11 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
         expand_parents: Return each child's parent node instead (children of one parent
             become one result; ``expanded_from`` lists them). Needs parents in the
             docstore: parse with ``ProcedureNodeParser(emit_parents=True)``.
+        context_budget: Return each hit with the parts of its section that complete it
+            (the section's other hits, then the parts carrying a caution or a
+            condition), within this many ``cl100k_base`` tokens per result; the node's
+            text is the assembled one and ``context_ids`` names the parts. Needs parents
+            in the docstore; excludes ``expand_parents``. ``None`` (default): off.
         route_questions: Classify the question (condition, caution, operation…) and move
             up chunks carrying that field; the rule applied goes into ``routing``.
         lexical_weight: What the chunk's BM25 score over its words (divided by the
@@ -192,6 +198,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
         kinds: Collection[str] | None = None,
         filters: MetadataFilters | None = None,
         expand_parents: bool = False,
+        context_budget: int | None = None,
         route_questions: bool = False,
         lexical_weight: float = LEXICAL_WEIGHT,
         representation_model: LLM | LlamaIndexModel | None = None,
@@ -208,6 +215,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
             weights=weights,
             kinds=None if kinds is None else frozenset(kinds),
             expand_parents=expand_parents,
+            context_budget=context_budget,
             route_questions=route_questions,
             lexical_weight=lexical_weight,
         )
@@ -409,6 +417,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
             "kinds": None if options.kinds is None else sorted(options.kinds),
             "filters": None if self._filters is None else self._filters.model_dump(mode="json"),
             "expand_parents": options.expand_parents,
+            "context_budget": options.context_budget,
             "route_questions": options.route_questions,
             "lexical_weight": options.lexical_weight,
             "id_key": self._id_key,
@@ -531,6 +540,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
             options=self._options,
             rescore=rescore,
             lexical=lexical_pass(self._raw, filtered=self._filters is not None),
+            text_of=_text_of,
         )
         return [_result(item) for item in result.items]
 
@@ -588,8 +598,15 @@ def _metadata_of(node: TextNode) -> Mapping[str, object]:
     return node.metadata
 
 
+def _text_of(node: TextNode) -> str:
+    return node.text
+
+
 def _result(item: Retrieved[TextNode]) -> NodeWithScore:
-    node = item.item.model_copy(update={"metadata": {**item.item.metadata, **item.metadata}})
+    update: dict[str, Any] = {"metadata": {**item.item.metadata, **item.metadata}}
+    if item.text is not None:
+        update["text"] = item.text
+    node = item.item.model_copy(update=update)
     return NodeWithScore(node=node, score=item.score)
 
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from procedure_rag._metadata import STRUCTURAL_KEYS, chunk_from_metadata, chunk_metadata, read_metadata
     from procedure_rag._models.embeddings import OfflineEmbedder, load_offline_model
     from procedure_rag._models.text_model import ImagePart, Message, ModelReply, TextModel
+    from procedure_rag._models.token_length import model_token_length
     from procedure_rag._readers.registry import FORMATS, detect_format
     from procedure_rag._representations.cache import RepresentationCache
     from procedure_rag._representations.llm.generator import GenerationStats, LLMGenerator
@@ -75,6 +76,7 @@ _EXPORTS = {
     "Message": "procedure_rag._models.text_model",
     "ModelReply": "procedure_rag._models.text_model",
     "TextModel": "procedure_rag._models.text_model",
+    "model_token_length": "procedure_rag._models.token_length",
     "FORMATS": "procedure_rag._readers.registry",
     "detect_format": "procedure_rag._readers.registry",
     "RepresentationCache": "procedure_rag._representations.cache",
@@ -146,6 +148,7 @@ __all__ = [
     "iter_representations",
     "load_offline_model",
     "match_step_marker",
+    "model_token_length",
     "read_metadata",
 ]
 

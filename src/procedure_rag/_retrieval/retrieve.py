@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from procedure_rag._representations.types import RepresentationKind
+from procedure_rag._retrieval.context import CONTEXT_KEY, ContextSource, with_context
 from procedure_rag._retrieval.fusion import Fused, FusionMethod, Hit, fuse, matched_metadata
 from procedure_rag._retrieval.routing import QuestionType, classify_question, route
 from procedure_rag._store.lexical_index import LexicalHit
@@ -120,6 +121,11 @@ class RetrievalOptions:
             model's similarities among a question's top chunks: an exact word match
             moves a chunk up a few places, not over every dense match (see
             docs/RETRIEVAL.md for the measurements).
+        context_budget: Return each hit with the parts of its section that complete
+            it, within this many tokens per result (``None``: off; see
+            :mod:`procedure_rag._retrieval.context`): the other hits of its section,
+            then the parts carrying a caution or a condition. Needs parents in the
+            docstore, and excludes ``expand_parents``.
     """
 
     k: int = 5
@@ -134,6 +140,7 @@ class RetrievalOptions:
     fetch_limit: int | None = None
     rescore_candidates: int | None = None
     lexical_weight: float = LEXICAL_WEIGHT
+    context_budget: int | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.k, bool) or not isinstance(self.k, int):
@@ -157,6 +164,16 @@ class RetrievalOptions:
         ):
             msg = f"lexical_weight must be a finite number >= 0, got {self.lexical_weight!r}"
             raise ValueError(msg)
+        if self.context_budget is not None:
+            if isinstance(self.context_budget, bool) or not isinstance(self.context_budget, int):
+                msg = f"context_budget must be an int or None, got {self.context_budget!r}"
+                raise TypeError(msg)
+            if self.context_budget < 1:
+                msg = f"context_budget must be >= 1, got {self.context_budget}"
+                raise ValueError(msg)
+            if self.expand_parents:
+                msg = "context_budget and expand_parents exclude each other: choose one"
+                raise ValueError(msg)
         if self.fetch_limit is not None and self.fetch_limit < self.start:
             msg = f"fetch_limit must be >= fetch_start ({self.start}), got {self.fetch_limit}"
             raise ValueError(msg)
@@ -193,7 +210,11 @@ class Retrieved(Generic[T]):
         matched: The representation hits that found it, best first.
         rank: 1 for the best.
         metadata: Result metadata to merge into the item's: ``score``, ``matched`` (JSON),
-            and ``routing`` / ``expanded_from`` (JSON) when those options apply.
+            and ``routing`` / ``expanded_from`` / ``context_ids`` (JSON) when those
+            options apply.
+        text: With ``context_budget``, the text to return for the item: its own, or
+            with the parts of its section that complete it (``context_ids`` names
+            them, the item's own among them, in section order); else ``None``.
     """
 
     item: T
@@ -202,6 +223,7 @@ class Retrieved(Generic[T]):
     matched: tuple[Hit, ...]
     rank: int
     metadata: Mapping[str, str | float] = field(default_factory=dict)
+    text: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +268,8 @@ def retrieve(
     options: RetrievalOptions,
     rescore: Rescore | None = None,
     lexical: Lexical | None = None,
+    text_of: Callable[[T], str] | None = None,
+    context_length: Callable[[str], int] | None = None,
 ) -> RetrievalResult[T]:
     """Find ``options.k`` distinct raw items for ``query``.
 
@@ -264,11 +288,23 @@ def retrieve(
             lexical index). Asked once, ``lexical_depth`` deep, when raw texts are
             among the kinds and ``lexical_weight`` is above 0; the chunks it finds
             join the re-scoring, and each adds its weighted, normalised score.
+        text_of: An item's text; needed with ``options.context_budget``.
+        context_length: Measures a context against ``options.context_budget``
+            (``None``: ``cl100k_base`` tokens, as the chunker's default budget).
 
     Returns:
         The items, the ids that were missing from the docstore, and the question type.
+
+    Raises:
+        ValueError: With ``options.context_budget`` and no ``text_of``.
     """
     check_query(query)
+    context: ContextSource | None = None
+    if options.context_budget is not None:
+        if text_of is None:
+            msg = "context_budget needs text_of: how to read an item's text"
+            raise ValueError(msg)
+        context = _context_source(lookup, metadata_of, text_of, context_length)
     question_type = classify_question(query) if options.route_questions else None
     wanted = ALL_KINDS if options.kinds is None else options.kinds
     words = _lexical_scores(query, lexical, wanted, options)
@@ -289,7 +325,8 @@ def retrieve(
             hits = _rescored(hits, list(dict.fromkeys([*best, *words])), rescore, wanted)
         ranked = _with_words(_rank(hits, options), words, options.lexical_weight)
         # Look up only as deep as needed: routing and parents look a little further.
-        depth = options.k * (4 if options.route_questions or options.expand_parents else 2)
+        grouping = options.expand_parents or context is not None
+        depth = options.k * (4 if options.route_questions or grouping else 2)
         while True:
             _look_up(cache, [item.doc_id for item in ranked[:depth]], lookup)
             items, missing = _resolve(
@@ -299,6 +336,7 @@ def retrieve(
                 metadata_of=metadata_of,
                 question_type=question_type,
                 options=options,
+                context=context,
             )
             if len(items) >= options.k or depth >= len(ranked):
                 break
@@ -408,6 +446,7 @@ def _resolve(
     metadata_of: Callable[[T], Mapping[str, object]],
     question_type: QuestionType | None,
     options: RetrievalOptions,
+    context: ContextSource | None = None,
 ) -> tuple[list[Retrieved[T]], list[str]]:
     missing = [item.doc_id for item in ranked if cache.get(item.doc_id) is None]
     present = [item for item in ranked if cache.get(item.doc_id) is not None]
@@ -422,6 +461,28 @@ def _resolve(
             present, cache=cache, lookup=lookup, metadata_of=metadata_of, extra=extra, k=options.k
         )
         return expanded, missing
+    if context is not None and options.context_budget is not None:
+        items = [_known(cache, item.doc_id) for item in present]
+
+        def cached(ids: Sequence[str]) -> list[T | None]:  # parents and siblings, looked up once
+            _look_up(cache, ids, lookup)
+            return [cache.get(i) for i in ids]
+
+        source = ContextSource(cached, context.metadata_of, context.text_of, context.length)
+        contexts = with_context(items, source, budget=options.context_budget, limit=options.k)
+        kept = [(fused, found) for fused, found in zip(present, contexts, strict=True) if found is not None]
+        return [
+            Retrieved(
+                item=_known(cache, fused.doc_id),
+                doc_id=fused.doc_id,
+                score=fused.score,
+                matched=fused.matched,
+                rank=rank,
+                metadata={**matched_metadata(fused), **extra, CONTEXT_KEY: json.dumps(list(ids))},
+                text=text,
+            )
+            for rank, (fused, (text, ids)) in enumerate(kept[: options.k], start=1)
+        ], missing
     results = [
         Retrieved(
             item=_known(cache, fused.doc_id),
@@ -476,6 +537,24 @@ def _expand(
             )
         )
     return results
+
+
+def _context_source(
+    lookup: Callable[[Sequence[str]], Sequence[T | None]],
+    metadata_of: Callable[[T], Mapping[str, object]],
+    text_of: Callable[[T], str],
+    length: Callable[[str], int] | None,
+) -> ContextSource:
+    if length is None:
+        from procedure_rag._chunking.lengths import tiktoken_length  # noqa: PLC0415 - only when asked
+
+        length = tiktoken_length()
+    return ContextSource(
+        lookup=lookup,
+        metadata_of=metadata_of,  # type: ignore[arg-type]
+        text_of=text_of,  # type: ignore[arg-type]
+        length=length,
+    )
 
 
 def _known(cache: Mapping[str, T | None], doc_id: str) -> T:
