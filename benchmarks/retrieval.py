@@ -24,6 +24,10 @@ the cache from vectors computed earlier (``benchmarks/.cache/embeddings.sqlite3`
 ``retrieval_latency.py``; pickles are not read, since unpickling a file runs whatever
 code it holds), after checking that a sample of them equals the model's output.
 
+``--methods`` also takes ``procedure-rag-raw+KIND`` (raw chunks plus one representation kind
+alone: question, summary, keywords, table_summary, code_docstring, image_caption), not run by
+default: ``benchmarks/index_cost.py`` puts their figures beside what each kind costs to index.
+
 Our methods run through the core's ranking (``procedure_rag._retrieval.retrieve.retrieve``,
 default options: fusion ``"sum"``) over an exact in-memory search that keeps the
 Chroma adapters' ``search`` / ``rescore`` contract; one dataset is also run through the
@@ -714,27 +718,38 @@ def returned_of(chunk: Any) -> Returned:  # noqa: ANN401 - a StoredChunk or a La
     return Returned(str(metadata["source"]), text, merge(shown))
 
 
-def _records(corpus: ProcedureCorpus, *, raw_only: bool) -> list[Any]:
+def _records(corpus: ProcedureCorpus, *, raw_only: bool, added: frozenset[str] = frozenset()) -> list[Any]:
+    """The vectors of a method: the default representations, or raw ones (plus the ``added`` kinds)."""
     from procedure_rag import generate_representations  # noqa: PLC0415
     from procedure_rag._metadata import chunk_from_metadata  # noqa: PLC0415
     from procedure_rag._store.writer import VectorRecord, vector_records  # noqa: PLC0415
 
     if raw_only:
         # One vector per child chunk: its text, whatever its type (pictures too).
-        return [
+        raw = [
             VectorRecord(f"{c.chunk_id}:raw", c.text, {"doc_id": c.chunk_id, "representation": "raw"})
             for c in corpus.children
         ]
+        if not added:
+            return raw
+        reps = generate_representations(chunk_from_metadata(c.text, c.metadata) for c in corpus.children)
+        return raw + vector_records([r for r in reps if r.kind.value in added], corpus.chunks)
     reps = generate_representations(chunk_from_metadata(c.text, c.metadata) for c in corpus.children)
     return vector_records(reps, corpus.chunks)
 
 
 def ours_method(
-    name: str, description: str, *, raw_only: bool, expand_parents: bool, lexical: bool = True
+    name: str,
+    description: str,
+    *,
+    raw_only: bool,
+    expand_parents: bool,
+    lexical: bool = True,
+    added: frozenset[str] = frozenset(),
 ) -> Method:
     def build(sources: Sequence[Source], embedder: Embedder, settings: Settings) -> Built:
         corpus = procedure_corpus(sources, settings)
-        records = _records(corpus, raw_only=raw_only)
+        records = _records(corpus, raw_only=raw_only, added=added)
         store = MemoryStore(records, embedder.passages([r.text for r in records]))
         kinds: dict[str, int] = {}
         for r in records:
@@ -749,6 +764,24 @@ def ours_method(
         return Built(ranker, stats)
 
     return Method(name, description, build)
+
+
+#: The representation kinds the ``procedure-rag-raw+KIND`` methods add alone to the raw vectors.
+ADDED_KINDS = ("question", "summary", "keywords", "table_summary", "code_docstring", "image_caption")
+
+
+def kind_methods() -> list[Method]:
+    """Raw chunks plus one representation kind alone (what each kind adds; not run by default)."""
+    return [
+        ours_method(
+            f"{OURS}-raw+{kind}",
+            f"as raw, plus the deterministic {kind} representations alone (lexical index on)",
+            raw_only=True,
+            expand_parents=False,
+            added=frozenset({kind}),
+        )
+        for kind in ADDED_KINDS
+    ]
 
 
 def methods(settings: Settings) -> list[Method]:
@@ -1282,13 +1315,19 @@ def plot(results: Mapping[str, Any], path: Path) -> None:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     names = [m.name for m in methods(Settings())]
+    extra = [m.name for m in kind_methods()]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--questions", type=Path, nargs="+", required=True, help="question files or E-Manual folders"
     )
     parser.add_argument("--docs-root", type=Path, default=DEFAULT_DOCS_ROOT)
     parser.add_argument(
-        "--methods", nargs="+", choices=names, default=names, metavar="METHOD", help=", ".join(names)
+        "--methods",
+        nargs="+",
+        choices=names + extra,
+        default=names,
+        metavar="METHOD",
+        help=", ".join(names) + "; not run by default: " + ", ".join(extra),
     )
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--chunk-size", type=int, default=400, help="tokens (cl100k_base)")
@@ -1358,7 +1397,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     cache = EmbeddingCache(args.cache_dir / f"{args.model}.sqlite3", model.identity)
     embedder = CachedEmbedder(model, cache, [load_seed(p, model.identity) for p in args.seed_cache])
     settings = Settings(chunk_size=args.chunk_size, chunk_overlap=args.chunk_overlap, k=args.k)
-    chosen = [m for m in methods(settings) if m.name in args.methods]
+    chosen = [m for m in [*methods(settings), *kind_methods()] if m.name in args.methods]
     datasets = [load_dataset(p, args.docs_root, corpus=args.corpus) for p in args.questions]
     tokens = tiktoken_tokens()
     print(f"embedding cache {cache.path}: {len(cache)} vectors")

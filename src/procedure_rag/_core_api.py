@@ -34,7 +34,9 @@ from procedure_rag._chunking.options import DEFAULT_MAX_INPUT_CHARS, DEFAULT_MAX
 # What holds something open: the context-manager half of the retrievers.
 from procedure_rag._closing import Closing
 
-# Embedding models: the identity an index records, and the error for another model.
+# Embedding models: many texts embedded at once (each distinct text once, known ones reused),
+# the identity an index records, and the error for another model.
+from procedure_rag._models.embedding_batches import embed_texts
 from procedure_rag._models.identity import (
     PROBE_TEXT,
     EmbeddingIdentity,
@@ -117,6 +119,7 @@ __all__ = [
     "cosine_from_relevance",
     "describe_model",
     "docstore_path",
+    "embed_texts",
     "is_postgres_url",
     "iter_document_chunks",
     "iter_record_groups",
