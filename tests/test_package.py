@@ -123,6 +123,7 @@ PUBLIC_NAMES = {
         "Lexicon",
         "Message",
         "ModelReply",
+        "OFFLINE_KINDS",
         "OfflineEmbedder",
         "ProcedureChunker",
         "ProcedureStep",

@@ -27,7 +27,12 @@ from procedure_rag._representations.offline.generator import (
     generate_representations,
     iter_representations,
 )
-from procedure_rag._representations.types import DEFAULT_KINDS, Representation, RepresentationKind
+from procedure_rag._representations.types import (
+    DEFAULT_KINDS,
+    OFFLINE_KINDS,
+    Representation,
+    RepresentationKind,
+)
 from procedure_rag._types import (
     SCHEMA_VERSION,
     BBox,
@@ -49,6 +54,7 @@ __all__ = [
     "FORMATS",
     "JAPANESE",
     "LEXICONS",
+    "OFFLINE_KINDS",
     "SCHEMA_VERSION",
     "STRUCTURAL_KEYS",
     "BBox",
