@@ -11,7 +11,10 @@ on disk (split, representations, embedding, vector store and docstore written):
     ``ProcedureTextSplitter`` (400 tokens) and ``ProcedureMultiVectorRetriever.add_documents`` with
     one raw vector per chunk.
 ``procedure-rag-multivector``
-    The same with the default (deterministic) representations.
+    The same with the default (deterministic) representations (``OFFLINE_KINDS``).
+``procedure-rag-multivector-all``
+    The same with every deterministic kind (``DEFAULT_KINDS``, questions and summaries too: the
+    offline default before issue 20).
 ``procedure-rag-raw+KIND``
     Raw vectors plus one representation kind alone (question, summary, keywords, table summary,
     code docstring, image caption).
@@ -81,7 +84,7 @@ BASELINE = "langchain-recursive"
 OURS = "procedure-rag"
 MODEL_PAGES = ("hololens/en/hololens-recovery.md", "hololens/ja/hololens-recovery.md")
 #: What the bundled model runs (it embeds a few hundred tokens a second on the loaded 2 cores).
-MODEL_PIPELINES = (BASELINE, f"{OURS}-raw", f"{OURS}-multivector")
+MODEL_PIPELINES = (BASELINE, f"{OURS}-raw", f"{OURS}-multivector", f"{OURS}-multivector-all")
 #: The kinds added alone to the raw vectors, in the order of the table.
 KINDS = (
     RepresentationKind.QUESTION,
@@ -229,7 +232,18 @@ def kinds_alone(
         raw = [core.Representation(c.chunk_id, raw_kind, c.text) for c in chunks if c.text.strip()]
         if not extra:
             return raw
-        return raw + [r for r in core.generate_representations(chunks) if r.kind.value in extra]
+        made = core.generate_representations(chunks, defaults=core.DEFAULT_KINDS)  # every kind, then some
+        return raw + [r for r in made if r.kind.value in extra]
+
+    return make
+
+
+def every_kind(package: str = "procedure_rag") -> Callable[[Sequence[Any]], list[Any]]:
+    """Every deterministic kind (a model's table), as the offline default was before issue 20."""
+
+    def make(chunks: Sequence[Any]) -> list[Any]:
+        core = importlib.import_module(package)
+        return list(core.generate_representations(chunks, defaults=core.DEFAULT_KINDS))
 
     return make
 
@@ -270,8 +284,13 @@ def pipelines(*, base: str | None = None) -> list[Pipeline]:
         ),
         Pipeline(
             f"{OURS}-multivector",
-            "the same with the default deterministic representations",
+            "the same with the default deterministic representations (OFFLINE_KINDS)",
             ours_pipeline(None),
+        ),
+        Pipeline(
+            f"{OURS}-multivector-all",
+            "the same with every deterministic kind (DEFAULT_KINDS: questions and summaries too)",
+            ours_pipeline(every_kind()),
         ),
     ]
     out += [
@@ -412,18 +431,28 @@ def _cost_cells(row: dict[str, Any]) -> list[str]:
     ]
 
 
+#: ``(this code's pipeline, the base commit's)`` compared when both ran: the same
+#: representations (the writer's own change), and the new default against the old one.
+BEFORE_AFTER = (
+    (f"{OURS}-raw", f"{OURS}-raw@base"),
+    (f"{OURS}-multivector-all", f"{OURS}-multivector@base"),
+    (f"{OURS}-multivector", f"{OURS}-multivector@base"),
+)
+
+
 def _before_after(rows: dict[str, dict[str, Any]]) -> list[str]:
-    """``name: wall 0.41x, ...`` for each pipeline run on the base commit too (this code / base)."""
+    """``now / base: wall 0.41x, ...`` for each pair of :data:`BEFORE_AFTER` that ran."""
     out = []
-    for name, base in rows.items():
-        now = rows.get(name.removesuffix("@base"))
-        if not name.endswith("@base") or now is None:
+    for name, base_name in BEFORE_AFTER:
+        now, base = rows.get(name), rows.get(base_name)
+        if now is None or base is None:
             continue
         out.append(
-            f"{name.removesuffix('@base')}: wall {now['wall_s'] / base['wall_s']:.2f}x, rest "
+            f"{name} / {base_name}: wall {now['wall_s'] / base['wall_s']:.2f}x, rest "
             f"{now['outside_embedder_wall_s'] / base['outside_embedder_wall_s']:.2f}x, CPU "
             f"{now['cpu_s'] / base['cpu_s']:.2f}x, texts embedded "
-            f"{now['texts_embedded'] / max(base['texts_embedded'], 1):.2f}x"
+            f"{now['texts_embedded'] / max(base['texts_embedded'], 1):.2f}x, tokens embedded "
+            f"{now['tokens_embedded'] / max(base['tokens_embedded'], 1):.2f}x"
         )
     return out
 

@@ -25,7 +25,8 @@ the cache from vectors computed earlier (``benchmarks/.cache/embeddings.sqlite3`
 code it holds), after checking that a sample of them equals the model's output.
 
 ``--methods`` also takes ``procedure-rag-raw+KIND`` (raw chunks plus one representation kind
-alone: question, summary, keywords, table_summary, code_docstring, image_caption), not run by
+alone: question, summary, keywords, table_summary, code_docstring, image_caption) and
+``procedure-rag-multivector-all`` (every kind, questions and summaries too), not run by
 default: ``benchmarks/index_cost.py`` puts their figures beside what each kind costs to index.
 
 Our methods run through the core's ranking (``procedure_rag._retrieval.retrieve.retrieve``,
@@ -718,9 +719,12 @@ def returned_of(chunk: Any) -> Returned:  # noqa: ANN401 - a StoredChunk or a La
     return Returned(str(metadata["source"]), text, merge(shown))
 
 
-def _records(corpus: ProcedureCorpus, *, raw_only: bool, added: frozenset[str] = frozenset()) -> list[Any]:
-    """The vectors of a method: the default representations, or raw ones (plus the ``added`` kinds)."""
-    from procedure_rag import generate_representations  # noqa: PLC0415
+def _records(
+    corpus: ProcedureCorpus, *, raw_only: bool, added: frozenset[str] = frozenset(), every_kind: bool = False
+) -> list[Any]:
+    """The vectors of a method: the default representations (``every_kind``: a model's table,
+    questions and summaries too), or raw ones (plus the ``added`` kinds)."""
+    from procedure_rag import DEFAULT_KINDS, OFFLINE_KINDS, generate_representations  # noqa: PLC0415
     from procedure_rag._metadata import chunk_from_metadata  # noqa: PLC0415
     from procedure_rag._store.writer import VectorRecord, vector_records  # noqa: PLC0415
 
@@ -732,9 +736,15 @@ def _records(corpus: ProcedureCorpus, *, raw_only: bool, added: frozenset[str] =
         ]
         if not added:
             return raw
-        reps = generate_representations(chunk_from_metadata(c.text, c.metadata) for c in corpus.children)
+        # Every kind is made (a model's table), then the added ones kept.
+        reps = generate_representations(
+            (chunk_from_metadata(c.text, c.metadata) for c in corpus.children), defaults=DEFAULT_KINDS
+        )
         return raw + vector_records([r for r in reps if r.kind.value in added], corpus.chunks)
-    reps = generate_representations(chunk_from_metadata(c.text, c.metadata) for c in corpus.children)
+    reps = generate_representations(
+        (chunk_from_metadata(c.text, c.metadata) for c in corpus.children),
+        defaults=DEFAULT_KINDS if every_kind else OFFLINE_KINDS,
+    )
     return vector_records(reps, corpus.chunks)
 
 
@@ -746,10 +756,11 @@ def ours_method(
     expand_parents: bool,
     lexical: bool = True,
     added: frozenset[str] = frozenset(),
+    every_kind: bool = False,
 ) -> Method:
     def build(sources: Sequence[Source], embedder: Embedder, settings: Settings) -> Built:
         corpus = procedure_corpus(sources, settings)
-        records = _records(corpus, raw_only=raw_only, added=added)
+        records = _records(corpus, raw_only=raw_only, added=added, every_kind=every_kind)
         store = MemoryStore(records, embedder.passages([r.text for r in records]))
         kinds: dict[str, int] = {}
         for r in records:
@@ -771,16 +782,27 @@ ADDED_KINDS = ("question", "summary", "keywords", "table_summary", "code_docstri
 
 
 def kind_methods() -> list[Method]:
-    """Raw chunks plus one representation kind alone (what each kind adds; not run by default)."""
+    """Raw chunks plus one representation kind alone, and every kind (not run by default)."""
+    every = ours_method(
+        f"{OURS}-multivector-all",
+        "as multivector, with every deterministic kind (DEFAULT_KINDS: questions and summaries too; "
+        "the offline default before issue 20)",
+        raw_only=False,
+        expand_parents=False,
+        every_kind=True,
+    )
     return [
-        ours_method(
-            f"{OURS}-raw+{kind}",
-            f"as raw, plus the deterministic {kind} representations alone (lexical index on)",
-            raw_only=True,
-            expand_parents=False,
-            added=frozenset({kind}),
-        )
-        for kind in ADDED_KINDS
+        every,
+        *(
+            ours_method(
+                f"{OURS}-raw+{kind}",
+                f"as raw, plus the deterministic {kind} representations alone (lexical index on)",
+                raw_only=True,
+                expand_parents=False,
+                added=frozenset({kind}),
+            )
+            for kind in ADDED_KINDS
+        ),
     ]
 
 
@@ -833,9 +855,9 @@ def methods(settings: Settings) -> list[Method]:
         ),
         ours_method(
             f"{OURS}-multivector",
-            "ProcedureTextSplitter, deterministic representations (raw, questions, summary, keywords, "
-            "table summary, code docstring, image caption), core retrieve() with default options "
-            "(fusion 'sum', the docstore's lexical index at weight 0.06)",
+            "ProcedureTextSplitter, the default deterministic representations (OFFLINE_KINDS: raw, "
+            "keywords of procedures, table summary, code docstring, image caption), core retrieve() "
+            "with default options (fusion 'sum', the docstore's lexical index at weight 0.06)",
             raw_only=False,
             expand_parents=False,
         ),

@@ -42,7 +42,7 @@ def test_every_default_kind_is_produced(relative: str, table: str) -> None:
     # Its own defaults, and a model's (questions and summaries too), asked for by table.
     kinds = OFFLINE_KINDS if table == "offline" else DEFAULT_KINDS
     generator = (
-        DeterministicGenerator() if table == "offline" else DeterministicGenerator(kinds=DEFAULT_KINDS)
+        DeterministicGenerator() if table == "offline" else DeterministicGenerator(defaults=DEFAULT_KINDS)
     )
     for c in _chunks(relative):
         reps = generator.generate(c)

@@ -438,7 +438,7 @@ def test_vector_metadata_carries_filter_keys_not_structure(
     write_chunks(chunks, store=index.store, backend=index, id_key=id_key)
 
     metadatas = index.collection.get(include=["metadatas"])["metadatas"]
-    assert {m["representation"] for m in metadatas} >= {"raw", "question", "summary"}
+    assert {m["representation"] for m in metadatas} >= {"raw", "keywords"}
     for metadata in metadatas:
         chunk = by_id[metadata[id_key]]
         assert metadata["representation"] in KINDS

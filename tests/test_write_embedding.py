@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 import numpy as np
 import pytest
 
-from procedure_rag import ProcedureChunker, chunk_metadata
+from procedure_rag import DEFAULT_KINDS, Chunk, ProcedureChunker, Representation, chunk_metadata
 from procedure_rag._chroma.collection import UPSERT_BATCH
 from procedure_rag._chroma.index import ChromaIndex, CollectionBackend
 from procedure_rag._metadata import chunk_from_metadata
@@ -67,11 +67,16 @@ def split(text: str, source_id: str) -> list[StoredChunk]:
     return [stored_chunk(c.text, chunk_metadata(c), position=i) for i, c in enumerate(chunks)]
 
 
+def every_kind(chunks: Sequence[Chunk]) -> list[Representation]:
+    """Every deterministic kind: questions repeat within a section, so texts repeat across chunks."""
+    return generate_representations(chunks, defaults=DEFAULT_KINDS)
+
+
 def records_of(chunks: Sequence[StoredChunk]) -> list[VectorRecord]:
     children = [
         chunk_from_metadata(c.text, c.metadata) for c in chunks if c.metadata["chunk_level"] != "parent"
     ]
-    return vector_records(generate_representations(children), {c.chunk_id: c for c in chunks})
+    return vector_records(every_kind(children), {c.chunk_id: c for c in chunks})
 
 
 def stored(index: ChromaIndex) -> dict[str, tuple[str, Any]]:
@@ -99,7 +104,7 @@ def test_each_distinct_text_is_embedded_once(tmp_path: Path, pages: dict[str, li
     records = records_of(chunks)
     model = Recorder()
     with ChromaIndex.open(tmp_path, embedder=model) as index:
-        report = index.add(chunks)
+        report = index.add(chunks, every_kind)
         assert report.vectors_added == len(records)
         asked = model.asked()
         texts = Counter(r.text for r in records)
@@ -124,10 +129,10 @@ def test_moved_chunks_are_not_embedded_again(
     assert not {c.chunk_id for c in new} & {c.chunk_id for c in old}
     model = Recorder()
     with ChromaIndex.open(tmp_path, embedder=model) as index:
-        index.add(old)
+        index.add(old, every_kind)
         model.calls.clear()
 
-        report = index.add(new)
+        report = index.add(new, every_kind)
 
         new_records = records_of(new)
         assert report.vectors_added == len(new_records)
@@ -150,12 +155,12 @@ def test_what_a_killed_run_stored_is_not_embedded_again(
     with ChromaIndex.open(tmp_path, embedder=model) as index:
         monkeypatch.setattr(index.store, "commit_source", die)
         with pytest.raises(RuntimeError, match="died before the commit"):
-            index.add(chunks)
+            index.add(chunks, every_kind)
         monkeypatch.undo()
         assert model.calls
         model.calls.clear()
 
-        report = index.add(chunks)
+        report = index.add(chunks, every_kind)
 
         assert model.calls == []
         assert report.vectors_added == len(records_of(chunks))
@@ -205,7 +210,7 @@ def test_small_sources_share_vector_store_calls(tmp_path: Path, tests_data: Path
         counting = CountingCollection(index._collection)
         backend = CollectionBackend(counting, model)
 
-        report = write_chunks(chunks, store=index.store, backend=backend)
+        report = write_chunks(chunks, store=index.store, backend=backend, representations=every_kind)
 
         # Groups of WRITE_GROUP vectors, each written UPSERT_BATCH at a time; one per
         # source would make a call per section.

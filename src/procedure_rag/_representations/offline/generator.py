@@ -95,18 +95,26 @@ class DeterministicGenerator:
     for by name.
 
     Args:
-        kinds: Kinds per chunk type, overriding :data:`OFFLINE_KINDS` for the types
-            it names (``DEFAULT_KINDS`` gives questions and summaries as well).
+        kinds: Kinds per chunk type, overriding ``defaults`` for the types it names.
+        defaults: The kinds per type before ``kinds``: :data:`OFFLINE_KINDS`, or
+            :data:`DEFAULT_KINDS` for every kind a model would write (questions and
+            summaries too).
     """
 
     identity = "deterministic"
 
-    def __init__(self, *, kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None,
+        defaults: Mapping[ChunkType, tuple[RepresentationKind, ...]] = OFFLINE_KINDS,
+    ) -> None:
         self._kinds = dict(kinds) if kinds is not None else None
+        self._defaults = defaults
 
     def kinds(self, chunk: Chunk) -> tuple[RepresentationKind, ...]:
         """The kinds :meth:`generate` makes for ``chunk`` when none are asked for."""
-        return default_kinds(chunk, self._kinds, defaults=OFFLINE_KINDS)
+        return default_kinds(chunk, self._kinds, defaults=self._defaults)
 
     def generate(
         self, chunk: Chunk, kinds: Iterable[RepresentationKind] | None = None
@@ -145,21 +153,29 @@ class DeterministicGenerator:
 
 
 def iter_representations(
-    chunks: Iterable[Chunk], *, kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None
+    chunks: Iterable[Chunk],
+    *,
+    kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None,
+    defaults: Mapping[ChunkType, tuple[RepresentationKind, ...]] = OFFLINE_KINDS,
 ) -> Iterator[Representation]:
     """Yield the deterministic representations of each chunk, chunk by chunk.
 
     Args:
         chunks: Chunks, children and parents alike.
-        kinds: Kinds per chunk type, overriding :data:`OFFLINE_KINDS` for the types it names.
+        kinds: Kinds per chunk type, overriding ``defaults`` for the types it names.
+        defaults: :data:`OFFLINE_KINDS`, or :data:`DEFAULT_KINDS` for every kind a model
+            would write.
     """
-    generator = DeterministicGenerator(kinds=kinds)
+    generator = DeterministicGenerator(kinds=kinds, defaults=defaults)
     for chunk in chunks:
         yield from generator.generate(chunk)
 
 
 def generate_representations(
-    chunks: Iterable[Chunk], *, kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None
+    chunks: Iterable[Chunk],
+    *,
+    kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None,
+    defaults: Mapping[ChunkType, tuple[RepresentationKind, ...]] = OFFLINE_KINDS,
 ) -> list[Representation]:
     """Return :func:`iter_representations` as a list."""
-    return list(iter_representations(chunks, kinds=kinds))
+    return list(iter_representations(chunks, kinds=kinds, defaults=defaults))
