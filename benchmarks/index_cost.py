@@ -40,7 +40,8 @@ read from ``benchmarks/retrieval.py`` results (``--retrieval``; later files win)
 names these pipelines share: ``make bench`` runs ``retrieval.py --methods`` with the kind
 methods into ``benchmarks/results/retrieval_kinds.json``.
 
-    python benchmarks/index_cost.py                       # both embedders, ~10 min on 2 cores
+    python benchmarks/index_cost.py                       # both embedders, ~30 min on the loaded 2 cores
+    python benchmarks/index_cost.py --base main           # and ours on main's code in the same run
     python benchmarks/index_cost.py --embedders fake --sample 4 --repeats 1   # a quick look
 
 Output: ``benchmarks/results/index_cost.json`` and ``.md`` (``--out``).
@@ -525,7 +526,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--embedders", nargs="+", choices=("fake", "model"), default=["fake", "model"])
     parser.add_argument("--pipelines", nargs="+", choices=names, default=names, metavar="PIPELINE")
     parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--sample", type=int, default=1, help="fake: every Nth document of each corpus")
+    parser.add_argument("--sample", type=int, default=3, help="fake: every Nth document of each corpus")
     parser.add_argument("--fake-us-per-token", type=float, default=20.0)
     parser.add_argument("--model-pages", nargs="+", default=list(MODEL_PAGES))
     parser.add_argument("--model-pipelines", nargs="+", choices=names, default=list(MODEL_PIPELINES))
