@@ -3,7 +3,7 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint install bench
+.PHONY: demo test lint install bench smoke platforms
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "needs $(PYTHON) on PATH (or run: make PYTHON=python3 ...)"; exit 2; }
@@ -24,14 +24,28 @@ lint: install
 test: lint
 	$(BIN)/python -m pytest
 
+# The installed package on Python 3.12 and 3.13, in fresh venvs: split, index, query.
+smoke:
+	bash .ci/smoke
+
+# Every extra resolved from binary wheels for Linux, macOS and Windows, Python 3.11-3.13.
+platforms: install
+	$(BIN)/python .ci/platforms.py
+
 # Every figure of the README's Benchmarks section, from the shared data in ../shared/data:
-# retrieval quality (benchmarks/results/retrieval.*), what each representation kind finds
-# (retrieval_kinds.*) and costs to index (index_cost.*), then splitting speed, memory, index
-# throughput and query latency (benchmarks/results/speed.*, latency.json).
+# step fields against the annotated steps (benchmarks/results/step_fields.*), retrieval
+# quality (benchmarks/results/retrieval.*: Markdown and text sets, the real PDFs and Word
+# file, and the HoloLens pages made into PDFs and Word files by benchmarks/make_pdfs.py,
+# which needs pandoc, chromium and libreoffice-writer-nogui), what each representation kind
+# finds (retrieval_kinds.*) and costs to index (index_cost.*), then splitting speed, memory,
+# index throughput and query latency (benchmarks/results/speed.*, latency.json).
 bench: install
+	$(BIN)/python benchmarks/step_fields.py --gold ../shared/data/step-fields/dev.jsonl \
+		--docs-root ../shared/data --out benchmarks/results/step_fields.json
 	$(BIN)/python benchmarks/retrieval.py --questions ../shared/data/questions/hololens_dev.jsonl \
-		../shared/data/questions/ja_native_dev.jsonl ../shared/data/emanual --docs-root ../shared/data \
-		--confirm-chroma ja_native_dev --out benchmarks/results/retrieval.json
+		../shared/data/questions/ja_native_dev.jsonl ../shared/data/emanual \
+		../shared/data/questions/real_docs_dev.jsonl --made chromium-pdf libreoffice-pdf pandoc-docx \
+		--docs-root ../shared/data --confirm-chroma ja_native_dev --out benchmarks/results/retrieval.json
 	$(BIN)/python benchmarks/retrieval.py --questions ../shared/data/questions/hololens_dev.jsonl \
 		../shared/data/questions/ja_native_dev.jsonl ../shared/data/emanual --docs-root ../shared/data \
 		--confirm-chroma none --methods langchain-recursive procedure-rag-raw procedure-rag-multivector \

@@ -31,7 +31,7 @@ import re
 import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -72,12 +72,16 @@ _FORMATS = {".md": "markdown", ".markdown": "markdown", ".rst": "rst", ".txt": "
 
 @dataclass(frozen=True, slots=True)
 class Source:
-    """One document of a corpus: its id (path relative to the docs root), text, language, format."""
+    """One document of a corpus: its id (path relative to the docs root), text, language, format.
+
+    A binary file (PDF, Word) has no text here: ``path`` is the file the methods read.
+    """
 
     doc: str
     text: str
     lang: str
     fmt: str = "markdown"
+    path: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +96,10 @@ class Returned:
 class Gold(Protocol):
     """What a question counts as an answer."""
 
-    doc: str
+    @property
+    def doc(self) -> str:
+        """The document the answer is in."""
+        ...  # pragma: no cover - a protocol
 
     def answers(self, chunk: Returned) -> bool:
         """Whether ``chunk`` answers the question."""
@@ -157,12 +164,19 @@ class Question:
 
 @dataclass(frozen=True, slots=True)
 class Dataset:
-    """Questions and, per language, the corpus they are asked against."""
+    """Questions and, per language, the corpus they are asked against.
+
+    ``kind`` is what the corpus is: ``"text"`` (Markdown, plain text, HTML, reST, read as
+    text) or a file format (``"pdf"``, ``"docx"``) whose files the methods read; ``facts``
+    says how the gold was checked.
+    """
 
     name: str
     questions: tuple[Question, ...]
     corpora: Mapping[str, tuple[Source, ...]]
     corpus_rule: str
+    kind: str = "text"
+    facts: Mapping[str, object] = field(default_factory=dict)
 
     @property
     def langs(self) -> list[str]:

@@ -59,6 +59,9 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 import numpy as np
+from _file_report import file_markdown, file_results
+from _pdf_baselines import FILE_SKIPPED, file_methods, view_of
+from _pdf_structure import ChunkView, reading_speed
 from _retrieval_eval import (
     COVERAGE,
     Dataset,
@@ -74,12 +77,15 @@ from _retrieval_eval import (
     row,
     score_question,
 )
+from _snippet_gold import is_snippet_file, load_snippet_questions, made_datasets
+from make_pdfs import VARIANTS as MADE_VARIANTS
 
-from procedure_rag._chunking.lengths import ensure_offline_tiktoken_cache, tiktoken_length
+from procedure_rag._chunking.lengths import llama_index_tiktoken_cache, tiktoken_length
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DOCS_ROOT = HERE.parents[1] / "shared" / "data"
 DEFAULT_CACHE = HERE / ".cache" / "embeddings"
+DEFAULT_MADE = HERE / ".cache" / "made-docs"
 ENCODING = "cl100k_base"
 OURS = "procedure-rag"
 
@@ -360,13 +366,18 @@ class Built:
     stats: dict[str, Any]
 
 
+#: What the text methods read: a corpus of texts (Markdown, plain text, HTML, reST).
+TEXT = frozenset({"text"})
+
+
 @dataclass(frozen=True)
 class Method:
-    """A named way to chunk, index and rank."""
+    """A named way to chunk, index and rank, and the kinds of corpus it reads (``Dataset.kind``)."""
 
     name: str
     description: str
     build: Callable[[Sequence[Source], Embedder, Settings], Built]
+    formats: frozenset[str] = TEXT
 
 
 @dataclass(frozen=True)
@@ -426,12 +437,26 @@ class FlatRanker:
 
 
 Splitter = Callable[[Source, Settings], list[tuple[str, str]]]  # -> [(text, embed_text)]
+#: Extra figures of a method's chunks over a corpus of files (``_pdf_baselines.describe_pdf``).
+Describe = Callable[[Sequence[Source], Sequence[ChunkView]], dict[str, Any]]
 
 
-def flat_method(name: str, description: str, split: Splitter) -> Method:
-    """A baseline whose chunks are all embedded and ranked flat."""
+def flat_method(
+    name: str,
+    description: str,
+    split: Splitter,
+    *,
+    formats: frozenset[str] = TEXT,
+    describe: Describe | None = None,
+) -> Method:
+    """A baseline whose chunks are all embedded and ranked flat.
+
+    Chunks of a text corpus are located in their sources (spans); a file corpus has no
+    source text, and its gold is text (snippets), so its chunks carry no spans.
+    """
 
     def build(sources: Sequence[Source], embedder: Embedder, settings: Settings) -> Built:
+        files = any(s.path is not None for s in sources)
         locator = Locator(sources)
         pieces: list[Piece] = []
         for source in sources:
@@ -439,19 +464,35 @@ def flat_method(name: str, description: str, split: Splitter) -> Method:
             for text, embed_text in split(source, settings):
                 if not text.strip():
                     continue
-                spans = locator.spans(source.doc, text, hint)
+                spans = () if files else locator.spans(source.doc, text, hint)
                 hint = spans[0][0] if spans else hint
                 pieces.append(Piece(source.doc, text, embed_text, spans))
         vectors = embedder.passages([p.embed_text for p in pieces])
-        return Built(FlatRanker(pieces, vectors, embedder), {"vectors": len(pieces), **locator.report()})
+        stats: dict[str, Any] = {"vectors": len(pieces)}
+        if not files:
+            stats.update(locator.report())
+        if describe is not None:
+            stats["structure"] = describe(sources, [ChunkView(p.doc, p.text) for p in pieces])
+        return Built(FlatRanker(pieces, vectors, embedder), stats)
 
-    return Method(name, description, build)
+    return Method(name, description, build, formats)
+
+
+def offline_tiktoken() -> None:
+    """Let the baselines' own tiktoken read llama-index-core's bundled files (this process only).
+
+    procedure-rag loads its encodings from the files themselves; LangChain's and
+    LlamaIndex's splitters ask tiktoken, which reads ``TIKTOKEN_CACHE_DIR``.
+    """
+    cache_dir = llama_index_tiktoken_cache()
+    if cache_dir is not None:
+        os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(cache_dir))
 
 
 def _recursive(settings: Settings) -> Any:  # noqa: ANN401 - a LangChain splitter
     from langchain_text_splitters import Language, RecursiveCharacterTextSplitter  # noqa: PLC0415
 
-    ensure_offline_tiktoken_cache()
+    offline_tiktoken()
     return RecursiveCharacterTextSplitter.from_tiktoken_encoder(
         encoding_name=ENCODING,
         chunk_size=settings.chunk_size,
@@ -601,7 +642,6 @@ def procedure_corpus(sources: Sequence[Source], settings: Settings) -> Procedure
     from langchain_core.documents import Document  # noqa: PLC0415
 
     from langchain_procedures import ProcedureTextSplitter  # noqa: PLC0415
-    from procedure_rag._store.writer import stored_chunk  # noqa: PLC0415
 
     splitter = ProcedureTextSplitter.from_tiktoken_encoder(
         encoding_name=ENCODING, chunk_size=settings.chunk_size, emit_parents=True
@@ -609,9 +649,18 @@ def procedure_corpus(sources: Sequence[Source], settings: Settings) -> Procedure
     documents = splitter.split_documents(
         [Document(page_content=s.text, metadata={"source": s.doc, "source_format": s.fmt}) for s in sources]
     )
-    stored = [stored_chunk(d.page_content, d.metadata, position=i) for i, d in enumerate(documents)]
+    return corpus_of([(d.page_content, d.metadata) for d in documents], documents)
+
+
+def corpus_of(
+    chunks: Sequence[tuple[str, Mapping[str, Any]]], documents: Sequence[Any] = ()
+) -> ProcedureCorpus:
+    """Our chunks (text and metadata, children and parents) as the docstore keeps them."""
+    from procedure_rag._store.writer import stored_chunk  # noqa: PLC0415
+
+    stored = [stored_chunk(text, metadata, position=i) for i, (text, metadata) in enumerate(chunks)]
     children = [c for c in stored if c.metadata.get("chunk_level") != "parent"]
-    return ProcedureCorpus({c.chunk_id: c for c in stored}, children, documents)
+    return ProcedureCorpus({c.chunk_id: c for c in stored}, children, list(documents))
 
 
 class MemoryStore:
@@ -748,18 +797,29 @@ def _records(
     return vector_records(reps, corpus.chunks)
 
 
+#: Our chunks (text, metadata; children and parents) of a corpus, made some other way than
+#: the splitter on texts (``_pdf_baselines``: from the files, through PyPDFLoader).
+Documents = Callable[[Sequence[Source], Settings], list[tuple[str, dict[str, Any]]]]
+
+
 def ours_method(
     name: str,
     description: str,
     *,
-    raw_only: bool,
-    expand_parents: bool,
+    raw_only: bool = False,
+    expand_parents: bool = False,
     lexical: bool = True,
+    documents: Documents | None = None,
+    formats: frozenset[str] = TEXT,
+    describe: Describe | None = None,
     added: frozenset[str] = frozenset(),
     every_kind: bool = False,
 ) -> Method:
     def build(sources: Sequence[Source], embedder: Embedder, settings: Settings) -> Built:
-        corpus = procedure_corpus(sources, settings)
+        if documents is None:
+            corpus = procedure_corpus(sources, settings)
+        else:
+            corpus = corpus_of(documents(sources, settings))
         records = _records(corpus, raw_only=raw_only, added=added, every_kind=every_kind)
         store = MemoryStore(records, embedder.passages([r.text for r in records]))
         kinds: dict[str, int] = {}
@@ -771,10 +831,13 @@ def ours_method(
             "vectors": len(records),
             "vectors_by_kind": kinds,
         }
+        if describe is not None:
+            views = [view_of(c.text, c.metadata, str(c.metadata.get("source"))) for c in corpus.children]
+            stats["structure"] = describe(sources, views)
         ranker = OursRanker(store, corpus, embedder, expand_parents=expand_parents, lexical=lexical)
         return Built(ranker, stats)
 
-    return Method(name, description, build)
+    return Method(name, description, build, formats)
 
 
 #: The representation kinds the ``procedure-rag-raw+KIND`` methods add alone to the raw vectors.
@@ -871,6 +934,11 @@ def methods(settings: Settings) -> list[Method]:
     ]
 
 
+def all_methods(settings: Settings) -> list[Method]:
+    """The text methods, then the methods that read PDF and Word files (``_pdf_baselines``)."""
+    return [*methods(settings), *file_methods(settings, flat=flat_method, ours=ours_method)]
+
+
 SKIPPED = [
     {
         "method": "unstructured-chunk-by-title",
@@ -893,7 +961,7 @@ SKIPPED = [
 def tiktoken_tokens() -> Tokens:
     import tiktoken  # noqa: PLC0415
 
-    ensure_offline_tiktoken_cache()
+    offline_tiktoken()
     encoding = tiktoken.get_encoding(ENCODING)
     return Tokens(
         count=tiktoken_length(ENCODING),
@@ -923,6 +991,8 @@ class Run:
     rows: list[dict[str, Any]] = field(default_factory=list)
     runs: list[dict[str, Any]] = field(default_factory=list)
     per_question: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
+    #: File datasets only: the same rows per document (the question's ``doc``).
+    doc_rows: list[dict[str, Any]] = field(default_factory=list)
 
 
 def run_benchmark(
@@ -935,9 +1005,10 @@ def run_benchmark(
     tokens: Tokens,
     limit: int | None = None,
 ) -> Run:
-    """Every method on every dataset and language: rows, build facts, per-question ranks."""
+    """Every method on every dataset and language it reads: rows, build facts, per-question ranks."""
     out = Run()
     for dataset in datasets:
+        readers = [m for m in chosen if dataset.kind in m.formats]
         for lang in dataset.langs:
             questions = [q for q in dataset.questions if q.lang == lang][:limit]
             if not questions:
@@ -947,14 +1018,18 @@ def run_benchmark(
             print(
                 f"\n{dataset.name} [{lang}]: {len(questions)} questions, {len(sources)} documents", flush=True
             )
-            for method in chosen:
+            for method in readers:
                 start = time.perf_counter()
                 built = method.build(sources, embedder, settings)
                 built_s = time.perf_counter() - start
                 start = time.perf_counter()
                 scores = evaluate(built.ranker, questions, k=settings.k, budget=budget, tokens=tokens)
-                result = row(method.name, dataset.name, lang, scores, k=settings.k)
+                result = {**row(method.name, dataset.name, lang, scores, k=settings.k), "kind": dataset.kind}
                 out.rows.append(result)
+                if dataset.kind != "text":
+                    out.doc_rows.extend(
+                        _doc_rows(method.name, dataset, lang, questions, scores, k=settings.k)
+                    )
                 out.runs.append(
                     {
                         "method": method.name,
@@ -986,6 +1061,21 @@ def run_benchmark(
                     flush=True,
                 )
     return out
+
+
+def _doc_rows(
+    method: str,
+    dataset: Dataset,
+    lang: str,
+    questions: Sequence[Question],
+    scores: Sequence[QuestionScore],
+    *,
+    k: int,
+) -> list[dict[str, Any]]:
+    by_doc: dict[str, list[QuestionScore]] = {}
+    for question, score in zip(questions, scores, strict=True):
+        by_doc.setdefault(question.gold.doc, []).append(score)
+    return [{**row(method, dataset.name, lang, s, k=k), "doc": doc} for doc, s in sorted(by_doc.items())]
 
 
 # -- the same through the real LangChain retriever on Chroma -----------------------------------
@@ -1159,7 +1249,8 @@ def markdown(results: Mapping[str, Any]) -> str:
         "",
     ]
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
-    for r in results["rows"]:
+    text_rows = _text_rows(results["rows"])
+    for r in text_rows:
         groups.setdefault((r["dataset"], r["lang"]), []).append(r)
     for (dataset, lang), rows in groups.items():
         lines += [f"## {dataset} [{lang}] (n = {rows[0]['n']})", ""]
@@ -1169,9 +1260,14 @@ def markdown(results: Mapping[str, Any]) -> str:
             name = f"**{r['method']}**" if r["method"].startswith(OURS) else r["method"]
             lines.append(f"| {name} | " + " | ".join(_fmt(r[c]) for c in cols) + " |")
         lines.append("")
-    lines += targets_markdown(results["rows"], k), ""
-    lines += spans_markdown(results["runs"]), ""
-    lines += ["## Rules", ""] + [f"- **{key}**: {text}" for key, text in results["rules"].items()] + [""]
+    if text_rows:
+        lines += targets_markdown(text_rows, k), ""
+        text_sets = {(r["dataset"], r["lang"]) for r in text_rows}
+        lines += spans_markdown([r for r in results["runs"] if (r["dataset"], r["lang"]) in text_sets]), ""
+    if results.get("files"):
+        lines += [file_markdown(results["files"], k)]
+    if text_rows:
+        lines += ["## Rules", ""] + [f"- **{key}**: {text}" for key, text in results["rules"].items()] + [""]
     if results.get("confirmation"):
         c = results["confirmation"]
         lines += ["## Confirmation through ProcedureMultiVectorRetriever on embedded Chroma", ""]
@@ -1209,6 +1305,11 @@ def markdown(results: Mapping[str, Any]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _text_rows(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The rows of text corpora (the file corpora have tables of their own)."""
+    return [r for r in rows if r.get("kind", "text") == "text"]
 
 
 def spans_markdown(runs: Sequence[Mapping[str, Any]]) -> str:
@@ -1302,8 +1403,10 @@ def plot(results: Mapping[str, Any], path: Path) -> None:
     k = settings["k"]
     metrics = [f"answered@{k}", f"complete@{k}", f"budget_complete@{k}"]
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
-    for r in results["rows"]:
+    for r in _text_rows(results["rows"]):
         groups.setdefault((r["dataset"], r["lang"]), []).append(r)
+    if not groups:
+        return
     fig, axes = plt.subplots(1, len(groups), figsize=(5.2 * len(groups), 5.5), sharex=True, squeeze=False)
     colors = ["#4C72B0", "#DD8452", "#55A868"]
     for ax, ((dataset, lang), rows) in zip(axes[0], groups.items(), strict=True):
@@ -1336,11 +1439,32 @@ def plot(results: Mapping[str, Any], path: Path) -> None:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    names = [m.name for m in methods(Settings())]
+    names = [m.name for m in all_methods(Settings())]
     extra = [m.name for m in kind_methods()]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--questions", type=Path, nargs="+", required=True, help="question files or E-Manual folders"
+        "--questions",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="question files (span or snippet gold) or E-Manual folders",
+    )
+    parser.add_argument(
+        "--made",
+        nargs="*",
+        choices=MADE_VARIANTS,
+        default=[],
+        help="also the HoloLens questions over files made from the shared pages (benchmarks/make_pdfs.py)",
+    )
+    parser.add_argument(
+        "--made-questions",
+        type=Path,
+        default=None,
+        help="the span-gold questions --made carries over (default: DOCS_ROOT/questions/hololens_dev.jsonl)",
+    )
+    parser.add_argument("--made-dir", type=Path, default=DEFAULT_MADE)
+    parser.add_argument(
+        "--no-speed", action="store_true", help="skip the reading-speed run on the PDF corpora"
     )
     parser.add_argument("--docs-root", type=Path, default=DEFAULT_DOCS_ROOT)
     parser.add_argument(
@@ -1389,7 +1513,36 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.chunk_overlap is None:
         args.chunk_overlap = args.chunk_size // 5
+    if not args.questions and not args.made:
+        parser.error("give --questions, --made, or both")
     return args
+
+
+def load_question_sets(args: argparse.Namespace) -> list[Dataset]:
+    """Every dataset the arguments name: span, E-Manual and snippet question files, then made files."""
+    out: list[Dataset] = []
+    for path in args.questions:
+        if is_snippet_file(path):
+            out.extend(load_snippet_questions(path, args.docs_root))
+        else:
+            out.append(load_dataset(path, args.docs_root, corpus=args.corpus))
+    if args.made:
+        questions = args.made_questions or args.docs_root / "questions" / "hololens_dev.jsonl"
+        out.extend(made_datasets(args.made, questions, args.made_dir))
+    return out
+
+
+def speed_of(paths: Sequence[Path]) -> dict[str, Any]:
+    """Reading speed over PDFs: pypdf's extract_text, our reader, our reader and chunker."""
+    from procedure_rag import ChunkerOptions, ProcedureChunker  # noqa: PLC0415
+    from procedure_rag._readers.registry import read_source  # noqa: PLC0415
+
+    chunker = ProcedureChunker(ChunkerOptions(chunk_size=400))
+    return reading_speed(
+        paths,
+        ours=lambda path: list(chunker.iter_chunks_from_source(path)),
+        ours_read=lambda path: read_source(path, source_id=str(path), fmt="pdf"),
+    )
 
 
 def _confirm_target(
@@ -1397,7 +1550,7 @@ def _confirm_target(
 ) -> tuple[Dataset, str] | None:
     if spec == "none" or not any(m.name in CONFIRMED for m in chosen):
         return None
-    options = [(d, lang) for d in datasets for lang in d.langs]
+    options = [(d, lang) for d in datasets if d.kind == "text" for lang in d.langs]
     if spec == "auto":
         return min(options, key=lambda o: sum(len(s.text) for s in o[0].corpora[o[1]]), default=None)
     name, _, lang = spec.partition(":")
@@ -1419,8 +1572,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     cache = EmbeddingCache(args.cache_dir / f"{args.model}.sqlite3", model.identity)
     embedder = CachedEmbedder(model, cache, [load_seed(p, model.identity) for p in args.seed_cache])
     settings = Settings(chunk_size=args.chunk_size, chunk_overlap=args.chunk_overlap, k=args.k)
-    chosen = [m for m in [*methods(settings), *kind_methods()] if m.name in args.methods]
-    datasets = [load_dataset(p, args.docs_root, corpus=args.corpus) for p in args.questions]
+    chosen = [m for m in [*all_methods(settings), *kind_methods()] if m.name in args.methods]
+    datasets = load_question_sets(args)
     tokens = tiktoken_tokens()
     print(f"embedding cache {cache.path}: {len(cache)} vectors")
 
@@ -1445,6 +1598,14 @@ def main(argv: Sequence[str] | None = None) -> None:
             methods={m.name for m in chosen},
         )
         print(json.dumps({k: v for k, v in confirmation.items() if not isinstance(v, dict)}), flush=True)
+    files = file_results(
+        datasets,
+        result.rows,
+        result.doc_rows,
+        result.runs,
+        k=args.k,
+        speed_of=None if args.no_speed else speed_of,
+    )
     stats = embedder.stats
     results = {
         "rows": result.rows,
@@ -1459,6 +1620,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             "datasets": [
                 {
                     "name": d.name,
+                    "kind": d.kind,
                     "questions": len(d.questions),
                     "corpus": d.corpus_rule,
                     "documents": {lang: len(d.corpora[lang]) for lang in d.langs},
@@ -1490,7 +1652,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         },
         "runs": result.runs,
         "confirmation": confirmation,
-        "skipped": SKIPPED,
+        "files": files,
+        "skipped": [*SKIPPED, *(FILE_SKIPPED if files["rows"] else [])],
         "per_question": {
             "columns": ["answered_rank", "complete", "mrr_rank", "budget_answered_rank", "budget_complete"],
             "by_run": result.per_question,

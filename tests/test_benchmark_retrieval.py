@@ -388,12 +388,18 @@ def _bench_commands() -> list[list[str]]:
 def test_make_bench_runs_every_benchmark_with_arguments_it_accepts():
     import index_cost  # noqa: PLC0415 - benchmarks/ is on sys.path above
     import speed  # noqa: PLC0415
+    import step_fields  # noqa: PLC0415
 
     scripts: dict[str, list[list[str]]] = {}
     for words in _bench_commands():
         (i,) = [n for n, w in enumerate(words) if w.startswith("benchmarks/") and w.endswith(".py")]
         scripts.setdefault(words[i], []).append(words[i + 1 :])
-    assert set(scripts) == {"benchmarks/retrieval.py", "benchmarks/index_cost.py", "benchmarks/speed.py"}
+    assert set(scripts) == {
+        "benchmarks/step_fields.py",
+        "benchmarks/retrieval.py",
+        "benchmarks/index_cost.py",
+        "benchmarks/speed.py",
+    }
     outs = [bench.parse_args(args).out for args in scripts["benchmarks/retrieval.py"]]
     assert outs == [
         Path("benchmarks/results/retrieval.json"),
@@ -404,6 +410,10 @@ def test_make_bench_runs_every_benchmark_with_arguments_it_accepts():
     assert index_cost.parse_args(cost_args).retrieval[-1].name == outs[1].name
     ((speed_args,),) = [scripts["benchmarks/speed.py"]]
     assert speed.parse_args(speed_args).part == "all"
+    ((step_args,),) = [scripts["benchmarks/step_fields.py"]]
+    parsed = step_fields.parse_args(step_args)
+    assert parsed.out == Path("benchmarks/results/step_fields.json")
+    assert parsed.gold == Path("../shared/data/step-fields/dev.jsonl")
 
 
 class BigramModel(FakeEmbedder):

@@ -74,7 +74,7 @@ HARD_RESTART = {
         "hololens/ja/hololens-recovery.md",
         ("HoloLens 2 を再起動、リセット、または回復する", "デバイスを再起動します", "ハード再起動の手順"),
         "標準のリセット手順が機能しない場合は、ハード再起動の手順を使用してください。",
-        "標準のリセット手順が機能しない場合",
+        "標準のリセット手順が機能しない場合は",
     ),
 }
 
@@ -197,7 +197,7 @@ def test_hard_restart_lead_in_stays_with_its_steps(lang: str) -> None:
 @pytest.mark.parametrize(
     ("lang", "number", "field", "expected"),
     [
-        ("en", "2.", "target", "volume down"),
+        ("en", "2.", "target", "power"),  # the last element operated (volume down + power)
         ("en", "2.", "result", "The device will automatically restart."),
         (
             "en",
@@ -205,7 +205,7 @@ def test_hard_restart_lead_in_stays_with_its_steps(lang: str) -> None:
             "action",
             "Unplug the Type-C cable to disconnect the device from the power supply or the host PC.",
         ),
-        ("ja", "2.", "target", "ボリューム ダウン"),
+        ("ja", "2.", "target", "電源"),
         ("ja", "2.", "result", "デバイスが自動的に再起動します。"),
         ("ja", "3.", "action", "デバイスをホスト PC に接続します。"),
     ],
@@ -358,17 +358,19 @@ NOTES = {
 @pytest.mark.parametrize(
     ("lang", "number", "caution"),
     [
-        ("en", "1.", "note: Only administrators can open this screen."),
-        ("en", "2.", "warning: Do not turn off the device."),
-        ("ja", "1.", "注意: 管理者だけが開けます。"),
-        ("ja", "2.", "warning: 電源を切らないでください。"),
+        ("en", "1.", "Only administrators can open this screen."),
+        ("en", "2.", "Do not turn off the device."),
+        ("ja", "1.", "管理者だけが開けます。"),
+        ("ja", "2.", "電源を切らないでください。"),
     ],
 )
 def test_notes_bind_to_their_step(lang: str, number: str, caution: str) -> None:
     (child,) = children(NOTES[lang])
     (step,) = [s for s in child.steps if s.number == number]
-    assert step.caution.casefold() == caution.casefold()  # the label's case is the renderer's choice
+    assert step.caution == caution  # the note's text; the label only marked it
     assert chunk_metadata(child)["has_caution"] is True
+    label = {"en": "Note: Only", "ja": "注意"}[lang]
+    assert label in child.text  # the chunk text keeps the label
 
 
 @pytest.mark.parametrize(
@@ -377,19 +379,23 @@ def test_notes_bind_to_their_step(lang: str, number: str, caution: str) -> None:
         (
             "# 設定\n\n1. [保存] を選択します。\n2. [閉じる] を選択します。\n\n"
             "※ 電源を切らないでください。\n",
-            "※",
+            "電源を切らないでください。",
         ),
         (
             "# 設定\n\n1. [保存] を選択します。\n2. [閉じる] を選択します。\n\n"
             "注意: 電源を切らないでください。\n",
-            "注意",
+            "電源を切らないでください。",
         ),
-        ("# Setup\n\n1. Select Save.\n2. Select Close.\n\nNote: Do not turn off the device.\n", "Note"),
+        (
+            "# Setup\n\n1. Select Save.\n2. Select Close.\n\nNote: Do not turn off the device.\n",
+            "Do not turn off the device.",
+        ),
     ],
 )
 def test_plain_caution_paragraph_after_a_step_binds_to_it(source: str, caution: str) -> None:
     (child,) = children(source, source_format="markdown")
-    assert caution in child.steps[-1].caution
+    assert child.steps[-1].caution == caution
+    assert not child.steps[0].caution
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])

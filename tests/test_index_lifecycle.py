@@ -404,15 +404,22 @@ NO_CHUNK_ID = (
         ({}, NO_CHUNK_ID),
         ({"chunk_id": ""}, NO_CHUNK_ID),
         ({"chunk_id": 7}, NO_CHUNK_ID),
-        (
-            {"chunk_id": "c", "steps": [1]},
-            "document 3: chunk 'c': metadata 'steps' must be a str, int, float or bool, got list",
-        ),
+        ({"chunk_id": "c", 7: "seven"}, "document 3: chunk 'c': metadata key 7 is not a str"),
     ],
 )
-def test_stored_chunk_refuses(metadata: dict[str, object], message: str) -> None:
+def test_stored_chunk_refuses(metadata: dict[object, object], message: str) -> None:
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
-        stored_chunk("text", metadata, position=3)
+        stored_chunk("text", metadata, position=3)  # type: ignore[arg-type]
+
+
+def test_stored_chunk_keeps_values_as_chroma_stores_them() -> None:
+    metadata = {"chunk_id": "c", "steps": [1], "tags": ("a", "b"), "owner": None, "team": {"a": 1}}
+    assert dict(stored_chunk("text", metadata).metadata) == {
+        "chunk_id": "c",
+        "steps": [1],
+        "tags": ["a", "b"],
+        "team": '{"a":1}',
+    }
 
 
 KINDS = {kind.value for kind in RepresentationKind}
@@ -424,6 +431,7 @@ FILTER_KEYS = (
     "chunk_level",
     "parent_id",
     "step_count",
+    "step_numbers",  # a JSON list as text, for a callable filter
     "has_caution",
 )
 

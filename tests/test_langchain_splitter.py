@@ -22,7 +22,7 @@ from langchain_text_splitters import TextSplitter
 
 from langchain_procedures import ProcedureTextSplitter
 from procedure_rag import STRUCTURAL_KEYS, ChunkerOptions, ProcedureChunker, read_metadata
-from procedure_rag._chunking.lengths import OrdinaryFirst, tiktoken_length
+from procedure_rag._chunking.lengths import OrdinaryFirst, llama_index_tiktoken_cache, tiktoken_length
 from procedure_rag._metadata import OPTIONAL_KEYS
 
 LANGUAGES = ("en", "ja")
@@ -104,13 +104,14 @@ def test_split_documents_metadata_round_trip(
         assert decoded["child_ids"] == []
 
 
-def test_document_metadata_is_copied_as_scalars(load: Callable[[str], Document]) -> None:
+def test_document_metadata_is_deep_copied_as_it_is(load: Callable[[str], Document]) -> None:
     page = load(_page("en"))
     page.metadata["tags"] = ["manual"]
     docs = ProcedureTextSplitter().split_documents([page])
     page.metadata["tags"].append("changed")
-    # A list becomes JSON text (store-ready, and inert), a copy of what it was when split.
-    assert [d.metadata["tags"] for d in docs[:2]] == ['["manual"]', '["manual"]']
+    # As LangChain's splitters copy it: the list as it was when split, one copy per chunk.
+    assert [d.metadata["tags"] for d in docs[:2]] == [["manual"], ["manual"]]
+    assert docs[0].metadata["tags"] is not docs[1].metadata["tags"]
 
 
 def test_ids_are_stable_and_depend_on_source(pages: list[Document]) -> None:
@@ -239,10 +240,15 @@ def test_from_tiktoken_encoder_counts_the_chosen_encoding(kwargs: dict[str, Any]
         "",
     ],
 )
-def test_from_tiktoken_encoder_counts_as_langchain_does(special: dict[str, Any], text: str) -> None:
+def test_from_tiktoken_encoder_counts_as_langchain_does(
+    special: dict[str, Any], text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Ordinary text is counted with encode_ordinary; the rest as LangChain counts it,
     # or refused as LangChain refuses it (a disallowed special token).
     ours = ProcedureTextSplitter.from_tiktoken_encoder(**special).options.length_function
+    # LangChain's own counter asks tiktoken's registry, which reads the files offline only
+    # through TIKTOKEN_CACHE_DIR (ours reads them directly).
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(llama_index_tiktoken_cache()))
     theirs = TextSplitter._tiktoken_length_function("cl100k_base", None, **special)
     assert isinstance(ours, OrdinaryFirst)  # cl100k's special tokens all open with "<|"
     try:
@@ -265,7 +271,8 @@ def test_from_tiktoken_encoder_counts_as_langchain_does(special: dict[str, Any],
         ),
         (
             {"encoding_name": "p50k_base"},
-            "encoding 'p50k_base' is not available offline; use one of cl100k_base, o200k_base",
+            "encoding 'p50k_base' is not available offline (without a download); use one of "
+            "cl100k_base, o200k_base, or set TIKTOKEN_CACHE_DIR to a tiktoken cache holding it",
         ),
         ({"chunk_overlap": 10}, "chunk_overlap must be 0 (procedure chunks never overlap), got 10"),
     ],

@@ -25,10 +25,11 @@ from procedure_rag._language.lexicons import (
     [
         (
             "Press the Power button. Wait 10 s! Done? yes",
-            ["Press the Power button.", " Wait 10 s!", " Done?", " yes"],
+            ["Press the Power button.", " Wait 10 s!", " Done? yes"],  # no sentence starts lower case
         ),
         ("電源を押します。待ちます！完了", ["電源を押します。", "待ちます！", "完了"]),
-        ('He said "stop." Then (see 2.) it ends.', ['He said "stop."', " Then (see 2.)", " it ends."]),
+        # nothing inside brackets ends a sentence
+        ('He said "stop." Then (see 2.) it ends.', ['He said "stop."', " Then (see 2.) it ends."]),
         ("v1.2.3 and e.g.x stay whole", ["v1.2.3 and e.g.x stay whole"]),
         ("", [""]),
     ],

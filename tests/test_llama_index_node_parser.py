@@ -21,6 +21,7 @@ from llama_index.core.retrievers import AutoMergingRetriever, VectorIndexRetriev
 from llama_index.core.schema import BaseNode, Document, MetadataMode, NodeRelationship, TextNode
 
 import llama_index_procedures
+from langchain_procedures import ProcedureTextSplitter
 from llama_index_procedures import ProcedureNodeParser
 from procedure_rag import STRUCTURAL_KEYS, ProcedureChunker, read_metadata
 from procedure_rag._chunking.lengths import OrdinaryFirst
@@ -52,7 +53,17 @@ def _document(texts: dict[str, str], lang: str, **kwargs: Any) -> Document:
 
 @pytest.fixture(scope="module")
 def parser() -> ProcedureNodeParser:
-    return ProcedureNodeParser(chunk_size=CHUNK_SIZE)
+    # Parents too: most tests here are about the two levels and their relationships.
+    return ProcedureNodeParser(chunk_size=CHUNK_SIZE, emit_parents=True)
+
+
+def test_parents_are_off_by_default_as_in_the_langchain_splitter(texts: dict[str, str]) -> None:
+    # An IngestionPipeline with an embedding model embeds what the parser returns:
+    # children only, unless parents are asked for (AutoMergingRetriever, expand_parents).
+    nodes = ProcedureNodeParser(chunk_size=CHUNK_SIZE).get_nodes_from_documents([Document(text=texts["en"])])
+    assert nodes
+    assert {n.metadata["chunk_level"] for n in nodes} == {"child"}
+    assert ProcedureNodeParser().emit_parents is ProcedureTextSplitter().options.emit_parents is False
 
 
 @pytest.fixture(scope="module")

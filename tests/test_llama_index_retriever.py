@@ -134,7 +134,7 @@ def _document(text: str, lang: str) -> Document:
 
 @pytest.fixture(scope="module")
 def parser() -> ProcedureNodeParser:
-    return ProcedureNodeParser()
+    return ProcedureNodeParser(emit_parents=True)  # parent expansion needs the parents
 
 
 @pytest.fixture(scope="module")
@@ -520,7 +520,8 @@ def test_docstore_of_another_model_is_refused(tmp_path: Path, nano: OfflineEmbed
         (
             {"docstore": 42},
             TypeError,
-            "docstore must be a ChunkStore, the path of its SQLite file, a LlamaIndex BaseDocumentStore",
+            "docstore must be a ChunkStore, the path of its SQLite file, a postgresql:// URL, "
+            "a LlamaIndex BaseDocumentStore",
         ),
         (
             {"vector_store": {}},

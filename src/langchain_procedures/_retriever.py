@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from enum import StrEnum
 from typing import Any, Self
 
-from langchain_classic.retrievers.multi_vector import SearchType
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
@@ -56,6 +56,18 @@ from procedure_rag._core_api import (
 )
 
 __all__ = ["ProcedureMultiVectorRetriever", "SearchType"]
+
+
+class SearchType(StrEnum):
+    """The vector search the retriever runs: langchain-classic's ``SearchType``, by value.
+
+    Defined here rather than imported: langchain-classic takes about 2 s to import, for
+    three names. Its own members are accepted too (they are these strings).
+    """
+
+    similarity = "similarity"
+    similarity_score_threshold = "similarity_score_threshold"
+    mmr = "mmr"
 
 
 class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
@@ -136,7 +148,11 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
     @classmethod
     def _shim_docstore(cls, values: Any) -> Any:  # noqa: ANN401 - pydantic hands raw input over
         if isinstance(values, dict) and values.get("byte_store") is not None:
-            from langchain_classic.storage._lc_store import create_kv_docstore  # noqa: PLC0415
+            try:
+                from langchain_classic.storage._lc_store import create_kv_docstore  # noqa: PLC0415
+            except ImportError as exc:
+                msg = "byte_store needs langchain-classic's document store: pip install langchain-classic"
+                raise ImportError(msg) from exc
 
             values = {**values, "docstore": create_kv_docstore(values["byte_store"])}
         return values
@@ -251,7 +267,11 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
         docstore: ProcedureDocStore,
         kwargs: dict[str, Any],
     ) -> Self:
-        from langchain_chroma import Chroma  # noqa: PLC0415 - only for the Chroma layout
+        try:
+            from langchain_chroma import Chroma  # noqa: PLC0415 - only for the Chroma layout
+        except ImportError as exc:
+            msg = "the Chroma layout needs langchain-chroma: pip install 'procedure-rag[langchain-chroma]'"
+            raise ImportError(msg) from exc
 
         identity = EmbeddingIdentity.from_probe(
             describe_model(embedding), embedding.embed_documents([PROBE_TEXT])[0]

@@ -33,7 +33,9 @@ from procedure_rag import (
 from procedure_rag._core_api import (
     DEFAULT_MAX_INPUT_CHARS,
     DEFAULT_MAX_JSON_DEPTH,
+    DocumentChunk,
     SourceIds,
+    TiktokenCount,
     iter_document_chunks,
     iter_record_groups,
     ordinary_first,
@@ -47,10 +49,11 @@ class ProcedureTextSplitter(TextSplitter):
     """Split manuals into procedure-block chunks that keep conditions with their steps.
 
     Each chunk becomes one ``Document`` whose ``id`` is the chunk's stable id and
-    whose metadata is the input document's metadata followed by the structural keys
-    of :data:`procedure_rag.STRUCTURAL_KEYS` (every value a ``str``, ``int``,
-    ``float`` or ``bool``; nested values are JSON strings that
-    :func:`procedure_rag.read_metadata` decodes). The input metadata key ``source``,
+    whose metadata is the input document's metadata (a deep copy, values as they are,
+    as LangChain's splitters copy it) followed by the structural keys of
+    :data:`procedure_rag.STRUCTURAL_KEYS` (each a ``str``, ``int``, ``float`` or
+    ``bool``; nested values are JSON strings that :func:`procedure_rag.read_metadata`
+    decodes). The input metadata key ``source``,
     when present, is the chunk's ``source_id``; otherwise the core derives one from
     the text.
 
@@ -78,14 +81,24 @@ class ProcedureTextSplitter(TextSplitter):
             written for other splitters can pass it.
         length_function: Measures a piece of text (characters by default, as in
             LangChain; see :meth:`from_tiktoken_encoder` for tokens).
-        add_start_index: Add ``start_index``, the offset in the input text of the
-            first source character the chunk covers (for a page run, in the text of
-            the page the chunk starts on).
+        add_start_index: Add ``start_index``. With ``text_mode="source"`` it is where
+            the chunk's text is in the input text, as LangChain's splitters mean it
+            (``text[start:start + len(chunk)] == chunk``). With the rendered text (the
+            default) it is the offset of the first source character the chunk covers
+            (its lead-in, for a part that repeats one): the chunk's text is not a slice
+            of the input then. For a page run, an offset into the text of the page the
+            chunk starts on.
         strip_whitespace: Strip whitespace from both ends of every chunk text (pieces
             of a long table or code block can end in spaces).
         language: ``"ja"``, ``"en"`` or ``"auto"`` (detected per document).
         source_format: How whole-text documents are read: ``"markdown"``, ``"text"``,
             ``"html"``, ``"rst"``, or ``"auto"`` (from document metadata, else the text).
+        text_mode: ``"rendered"`` (the default): a chunk's text opens with its section
+            path and lead-in, steps renumbered as shown, link targets dropped; or
+            ``"source"``: the exact slice of the input text the chunk stands for (markup
+            and all), the section path and lead-in in the metadata only (``section``,
+            ``lead_in``). Element runs (Unstructured) have no one input text and keep the
+            rendered text.
         emit_parents: Also emit parent chunks, each right after its last child.
         parent_chunk_size: Budget of a parent chunk; ``None`` means four child budgets.
         max_children_per_parent: Most children one parent groups.
@@ -115,6 +128,7 @@ class ProcedureTextSplitter(TextSplitter):
         strip_whitespace: bool = True,
         language: str = "auto",
         source_format: str = "auto",
+        text_mode: Literal["rendered", "source"] = "rendered",
         emit_parents: bool = False,
         parent_chunk_size: int | None = None,
         max_children_per_parent: int = 8,
@@ -140,6 +154,9 @@ class ProcedureTextSplitter(TextSplitter):
             max_input_chars=max_input_chars,
             max_json_depth=max_json_depth,
         )
+        if text_mode not in ("rendered", "source"):
+            msg = f"text_mode must be 'rendered' or 'source', got {text_mode!r}"
+            raise ValueError(msg)
         if chunk_overlap != 0:
             msg = f"chunk_overlap must be 0 (procedure chunks never overlap), got {chunk_overlap}"
             raise ValueError(msg)
@@ -151,6 +168,7 @@ class ProcedureTextSplitter(TextSplitter):
             strip_whitespace=strip_whitespace,
         )
         self._chunker = ProcedureChunker(options)
+        self._source_text = text_mode == "source"
 
     @property
     def options(self) -> ChunkerOptions:
@@ -170,9 +188,10 @@ class ProcedureTextSplitter(TextSplitter):
         """Build a splitter whose budget counts tiktoken tokens, with no download.
 
         Args:
-            encoding_name: The tiktoken encoding. ``cl100k_base`` and ``o200k_base``
-                ship with llama-index-core; others need ``TIKTOKEN_CACHE_DIR`` to
-                hold their files.
+            encoding_name: The tiktoken encoding. ``cl100k_base`` ships with this
+                package and ``o200k_base`` with llama-index-core, both read from
+                their files (the environment is left alone); others need
+                ``TIKTOKEN_CACHE_DIR`` to hold their files.
             model_name: An OpenAI model name; when given, its encoding replaces
                 ``encoding_name``.
             allowed_special: Special tokens encoded as such (as in LangChain).
@@ -195,13 +214,13 @@ class ProcedureTextSplitter(TextSplitter):
             except KeyError as exc:
                 msg = f"unknown model_name {model_name!r}: tiktoken does not know its encoding"
                 raise ValueError(msg) from exc
-        # Loads the encoding from the offline cache, or raises a ValueError saying
-        # why it cannot; tiktoken keeps it loaded for the base class's encoder below.
+        # Loads the encoding from its file, or raises a ValueError saying why it cannot.
+        # LangChain's own length function would ask tiktoken's registry, which downloads.
         encoding = tiktoken_encoding(encoding_name)
-        length_function = cls._tiktoken_length_function(
-            encoding_name, None, allowed_special, disallowed_special
+        count = TiktokenCount(
+            encoding_name, set() if allowed_special is None else allowed_special, disallowed_special
         )
-        return cls(length_function=ordinary_first(encoding, length_function), **kwargs)
+        return cls(length_function=ordinary_first(encoding, count), **kwargs)
 
     @override
     def split_text(self, text: str) -> list[str]:
@@ -214,6 +233,8 @@ class ProcedureTextSplitter(TextSplitter):
             ValueError: When ``text`` is not usable text.
 
         """
+        if self._source_text:
+            return [doc.page_content for doc in self._iter_documents([(text, {})])]
         return [self._page_content(c) for c in self._chunker.iter_chunks(text)]
 
     @override
@@ -224,8 +245,8 @@ class ProcedureTextSplitter(TextSplitter):
 
         Args:
             texts: The texts to split.
-            metadatas: One metadata dict per text, copied into its chunks as scalars
-                (see :func:`procedure_rag.chunk_metadata`).
+            metadatas: One metadata dict per text, deep-copied into its chunks as it
+                is (see :func:`procedure_rag.chunk_metadata`).
 
         Returns:
             The documents, text after text, each text's chunks in the chunker's order.
@@ -261,14 +282,23 @@ class ProcedureTextSplitter(TextSplitter):
                 source_id=sources(None if source is None else str(source), [text for text, _ in group.items]),
             )
             for part in chunks:
-                # A new dict of scalars (containers become JSON text): nothing of the
-                # input's metadata is shared, so no deep copy is needed.
+                # A new dict, the input's values deep-copied (as LangChain's splitters do).
                 meta = chunk_metadata(part.chunk, part.metadata)
-                if self._add_start_index and part.start is not None:
-                    meta["start_index"] = part.start
-                yield Document(
-                    page_content=self._page_content(part.chunk), metadata=meta, id=part.chunk.chunk_id
-                )
+                text, start = self._text_and_start(part)
+                if self._add_start_index and start is not None:
+                    meta["start_index"] = start
+                yield Document(page_content=text, metadata=meta, id=part.chunk.chunk_id)
+
+    def _text_and_start(self, part: DocumentChunk) -> tuple[str, int | None]:
+        """The chunk's page content and ``start_index``, in this splitter's text mode."""
+        if not self._source_text or part.source_text is None:
+            return self._page_content(part.chunk), part.start
+        text, start = part.source_text, part.source_start
+        if self._strip_whitespace:
+            stripped = text.lstrip()
+            start = None if start is None else start + len(text) - len(stripped)
+            text = stripped.rstrip()
+        return text, start
 
     def _page_content(self, chunk: Chunk) -> str:
         return chunk.text.strip() if self._strip_whitespace else chunk.text

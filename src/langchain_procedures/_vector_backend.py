@@ -9,12 +9,13 @@ re-scores the collection itself.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.documents import Document
-from langchain_core.vectorstores import InMemoryVectorStore, VectorStore
+from langchain_core.vectorstores import VectorStore
 
 from procedure_rag._core_api import (
     Found,
@@ -136,7 +137,7 @@ def searcher(
     """
     kwargs = {key: value for key, value in search_kwargs.items() if key not in ("k", "filter")}
     threshold = kwargs.pop("score_threshold", None) if search_type == "similarity_score_threshold" else None
-    if isinstance(vectorstore, InMemoryVectorStore) and where is not None and not callable(where):
+    if _is_in_memory(vectorstore) and where is not None and not callable(where):
         where = _equality_test(where)
     keep = where if callable(where) else None
     where = None if callable(where) else where
@@ -165,6 +166,16 @@ def searcher(
         return found if threshold is None else _above(found, float(threshold))
 
     return Searcher(_mixed(pairs, id_key, keep), None)
+
+
+def _is_in_memory(vectorstore: VectorStore) -> bool:
+    """Whether ``vectorstore`` is langchain-core's ``InMemoryVectorStore``.
+
+    Without importing it: its module imports numpy (about 0.3 s), and a store can only be
+    one once the module is loaded.
+    """
+    module = sys.modules.get("langchain_core.vectorstores.in_memory")
+    return module is not None and isinstance(vectorstore, module.InMemoryVectorStore)
 
 
 def _equality_test(where: Mapping[str, Any]) -> Callable[[Document], bool]:

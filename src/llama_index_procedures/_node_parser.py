@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Callable, Collection, Sequence
 from functools import partial
 from itertools import pairwise
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from llama_index.core.bridge.pydantic import (
     ConfigDict,
@@ -55,6 +55,8 @@ _SOURCE_KEYS = ("source", "file_path")
 #: in the embedding; the LLM keeps it as a labelled field a prompt can cite.
 _EMBED_EXCLUDED = STRUCTURAL_KEYS
 _LLM_EXCLUDED = tuple(key for key in STRUCTURAL_KEYS if key != "section")
+#: With the source text, the heading path and lead-in reach the embedding as metadata.
+_SOURCE_EMBED_EXCLUDED = tuple(key for key in STRUCTURAL_KEYS if key not in ("section", "lead_in"))
 
 
 def _is_generated_id(node_id: str) -> bool:
@@ -125,7 +127,15 @@ class ProcedureNodeParser(NodeParser):
     carries the metadata of the page it starts on with ``page`` (1-based) and
     ``pages``, that page is its ``SOURCE``, and ``start_char_idx`` is an offset into
     its text (``end_char_idx`` too, or ``None`` when the node ends on a later page).
-    The source id of such a run is its file. Other nodes are parsed one by one. A
+    The source id of such a run is its file. Other nodes are parsed one by one.
+
+    ``text_mode="source"`` makes a node's text the exact slice of its document's text
+    it stands for, so that ``text[start_char_idx:end_char_idx] == node.text``; its
+    section path and lead-in are then metadata that the embedding sees
+    (``section``, ``lead_in`` are not excluded from it). With the rendered text (the
+    default: section path and lead-in first, steps renumbered as shown)
+    ``start_char_idx`` is the offset of the first source character the node covers
+    and ``end_char_idx`` where its last one ends. A
     node's text is what gets read, never a path in its metadata; with
     ``source_format="auto"`` a ``source_format`` metadata key names the format, else
     the text tells it, the suffix of ``source``/``file_path`` only confirming it
@@ -151,8 +161,15 @@ class ProcedureNodeParser(NodeParser):
         frozen=True,
         description='How whole-text nodes are read: "markdown", "text", "html", "rst" or "auto".',
     )
+    text_mode: Literal["rendered", "source"] = Field(
+        default="rendered",
+        frozen=True,
+        description='"rendered" (section path and lead-in in the text) or "source" (the exact source slice).',
+    )
     emit_parents: bool = Field(
-        default=True, frozen=True, description="Whether parent nodes are emitted besides the children."
+        default=False,
+        frozen=True,
+        description="Whether parent nodes are emitted besides the children (off, as in LangChain).",
     )
     parent_chunk_size: int | None = Field(
         default=None, frozen=True, description="Token budget of a parent; None means four child budgets."
@@ -306,17 +323,23 @@ class ProcedureNodeParser(NodeParser):
         # ``text_template`` lives on TextNode and Document, not on BaseNode.
         text_template = getattr(node, "text_template", None)
         templates = {"text_template": text_template} if isinstance(text_template, str) else {}
+        source = self.text_mode == "source" and part.source_text is not None
+        text = part.source_text if source and part.source_text is not None else chunk.text
+        start = part.source_start if source else part.start
+        end = (None if start is None else start + len(text)) if source else part.end
         return TextNode(
             id_=chunk.chunk_id,
-            text=chunk.text,
+            text=text,
             metadata=chunk_metadata(chunk, part.metadata if self.include_metadata else None),
             # Each node owns its lists, as when every node merged them itself.
-            excluded_embed_metadata_keys=_merged(node.excluded_embed_metadata_keys, _EMBED_EXCLUDED),
+            excluded_embed_metadata_keys=_merged(
+                node.excluded_embed_metadata_keys, _SOURCE_EMBED_EXCLUDED if source else _EMBED_EXCLUDED
+            ),
             excluded_llm_metadata_keys=_merged(node.excluded_llm_metadata_keys, _LLM_EXCLUDED),
             metadata_separator=node.metadata_separator,
             metadata_template=node.metadata_template,
-            start_char_idx=part.start,
-            end_char_idx=part.end,
+            start_char_idx=start,
+            end_char_idx=end,
             relationships={NodeRelationship.SOURCE: node.source_node or node.as_related_node_info()},
             **templates,
         )

@@ -74,7 +74,7 @@ from procedure_rag._core_api import (
 __all__ = ["ProcedureIndexer", "ProcedureMultiVectorRetriever"]
 
 _CHROMA_HINT = (
-    "the Chroma layout needs LlamaIndex's Chroma integration: pip install llama-index-vector-stores-chroma"
+    "the Chroma layout needs LlamaIndex's Chroma integration: pip install 'procedure-rag[llama-index-chroma]'"
 )
 
 #: Where raw chunks live: a docstore (SQLite or PostgreSQL), a SQLite file or ``postgresql://``
@@ -157,7 +157,8 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
         filters: Metadata filters passed to every vector store query (vectors carry their
             chunk's scalar metadata: ``source``, ``language``, ``section``…).
         expand_parents: Return each child's parent node instead (children of one parent
-            become one result; ``expanded_from`` lists them).
+            become one result; ``expanded_from`` lists them). Needs parents in the
+            docstore: parse with ``ProcedureNodeParser(emit_parents=True)``.
         route_questions: Classify the question (condition, caution, operation…) and move
             up chunks carrying that field; the rule applied goes into ``routing``.
         lexical_weight: What the chunk's BM25 score over its words (divided by the
@@ -265,7 +266,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
 
         Raises:
             EmbeddingMismatchError: When the index was built with another model.
-            ImportError: When ``llama-index-vector-stores-chroma`` is not installed.
+            ImportError: When the ``llama-index-chroma`` extra is not installed.
         """
         target = ChromaTarget(persist_directory=os.fspath(persist_directory))
         docstore = docstore_path(persist_directory)
@@ -295,7 +296,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
 
         Raises:
             EmbeddingMismatchError: When the collection was built with another model.
-            ImportError: When ``llama-index-vector-stores-chroma`` is not installed.
+            ImportError: When the ``llama-index-chroma`` extra is not installed.
         """
         target = ChromaTarget(host=host, port=port)
         return cls._from_chroma(target, docstore, embed_model, collection_name, options)

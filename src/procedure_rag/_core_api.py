@@ -28,15 +28,16 @@ from procedure_rag._chunking.framework_documents import (
     iter_document_chunks,
     iter_record_groups,
 )
-from procedure_rag._chunking.lengths import ordinary_first, tiktoken_encoding
+from procedure_rag._chunking.lengths import TiktokenCount, ordinary_first, tiktoken_encoding
 from procedure_rag._chunking.options import DEFAULT_MAX_INPUT_CHARS, DEFAULT_MAX_JSON_DEPTH
 
 # What holds something open: the context-manager half of the retrievers.
 from procedure_rag._closing import Closing
 
 # Embedding models: many texts embedded at once (each distinct text once, known ones reused),
-# the identity an index records, and the error for another model.
+# the default offline model, the identity an index records, and the error for another model.
 from procedure_rag._models.embedding_batches import embed_texts
+from procedure_rag._models.embeddings import default_model_name
 from procedure_rag._models.identity import (
     PROBE_TEXT,
     EmbeddingIdentity,
@@ -109,6 +110,7 @@ __all__ = [
     "Search",
     "SourceIds",
     "StoredChunk",
+    "TiktokenCount",
     "VectorBackend",
     "VectorFilter",
     "VectorRecord",
@@ -117,6 +119,7 @@ __all__ = [
     "check_query",
     "chroma_search",
     "cosine_from_relevance",
+    "default_model_name",
     "describe_model",
     "docstore_path",
     "embed_texts",

@@ -15,6 +15,7 @@ neither break a write nor change what a filtered search returns.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from collections.abc import Iterable, Mapping
@@ -39,6 +40,7 @@ __all__ = [
 JSON_KEYS = (
     "section_path",
     "steps",
+    "step_numbers",
     "related_elements",
     "source_spans",
     "context_spans",
@@ -61,6 +63,7 @@ STRUCTURAL_KEYS = (
     "section",
     "section_path",
     "steps",
+    "step_numbers",
     "step_count",
     "condition",
     "lead_in",
@@ -125,13 +128,14 @@ def is_filter_key(key: str) -> bool:
     return bool(key) and not key.startswith(_OPERATOR_PREFIXES)
 
 
-def document_value(value: object) -> str | int | float | bool | None:
-    """A document metadata value as a store-ready scalar, or ``None`` to leave it out.
+def document_value(value: object) -> str | int | float | bool | list[Any] | None:
+    """A document metadata value as the stores keep it, or ``None`` to leave it out.
 
-    ``str``, ``int``, finite ``float`` and ``bool`` stay as they are; ``None`` is left
-    out (it says nothing a filter could match); lists, tuples, sets and dicts become
-    JSON text (so a dict shaped like a filter operator is inert text); anything else
-    (a date, a path, ``nan``) becomes its ``str``.
+    ``str``, ``int``, finite ``float`` and ``bool`` stay as they are; so does a non-empty
+    list (or tuple, or set, sorted) of one of those types, which Chroma stores and filters
+    with ``$contains``; ``None`` is left out (Chroma refuses it, and it says nothing a
+    filter could match); other lists and dicts become JSON text (so a dict shaped like a
+    filter operator is inert text); anything else (a date, a path, ``nan``) its ``str``.
     """
     if value is None:
         return None
@@ -139,6 +143,8 @@ def document_value(value: object) -> str | int | float | bool | None:
         return value
     if isinstance(value, Mapping | list | tuple | set | frozenset):
         plain = sorted(value, key=str) if isinstance(value, set | frozenset) else value
+        if not isinstance(plain, Mapping) and _one_scalar_type(plain):
+            return list(plain)
         try:
             return json.dumps(plain, ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False)
         except (TypeError, ValueError, RecursionError):  # odd keys, nan inside, absurd nesting
@@ -146,21 +152,28 @@ def document_value(value: object) -> str | int | float | bool | None:
     return str(value)
 
 
+def _one_scalar_type(items: Iterable[object]) -> bool:
+    """Whether ``items`` is non-empty and all ``str``, all ``int``, all finite ``float`` or all ``bool``."""
+    kinds = {type(item) for item in items}
+    if len(kinds) != 1 or not kinds <= {str, int, float, bool}:
+        return False
+    return all(math.isfinite(item) for item in items if isinstance(item, float))
+
+
 def _document_metadata(metadata: Mapping[Any, Any]) -> dict[str, Any]:
-    """The document's metadata as flat scalars (see :func:`document_value`).
+    """A deep copy of the document's metadata, as LangChain's splitters copy it.
+
+    Values are kept as they are, ``None`` included (both frameworks' own splitters keep
+    them); :func:`document_value` makes them what a store keeps when they are written.
 
     Raises:
         ValueError: When a key is not a str (the message names it).
     """
-    out: dict[str, Any] = {}
-    for key, value in metadata.items():
+    for key in metadata:
         if not isinstance(key, str):
             msg = f"document metadata key {key!r} is a {type(key).__name__}, not a str"
             raise ValueError(msg)
-        scalar = document_value(value)
-        if scalar is not None:
-            out[key] = scalar
-    return out
+    return copy.deepcopy(dict(metadata))
 
 
 def chunk_metadata(chunk: Chunk, document_metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -168,12 +181,13 @@ def chunk_metadata(chunk: Chunk, document_metadata: Mapping[str, Any] | None = N
 
     Args:
         chunk: The chunk.
-        document_metadata: The input document's own metadata. It is copied first,
-            its values made scalars by :func:`document_value` (``None`` left out,
-            lists and dicts as JSON text); this package's keys are written over it.
+        document_metadata: The input document's own metadata. It is copied first (a
+            deep copy, values as they are, ``None`` included, as the frameworks' own
+            splitters copy it); this package's keys are written over it.
 
     Returns:
-        A new dict whose values are all scalars (nested values as JSON strings).
+        A new dict: the document's values as they were, then this package's keys,
+        every one a scalar (nested values as JSON strings).
 
     Raises:
         ValueError: When a document metadata key is not a str.
@@ -192,6 +206,7 @@ def chunk_metadata(chunk: Chunk, document_metadata: Mapping[str, Any] | None = N
             "section": " > ".join(chunk.section_path),
             "section_path": _dumps_strs(chunk.section_path),
             "steps": _dumps(steps),
+            "step_numbers": _dumps_strs(dict.fromkeys(n for s in chunk.steps if (n := s.step_number))),
             "step_count": len(steps),
             "condition": chunk.condition,
             "lead_in": chunk.lead_in,

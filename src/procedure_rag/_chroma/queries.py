@@ -21,8 +21,6 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-import numpy as np
-
 from procedure_rag._chroma.collection import ID_KEY, read_retrying
 from procedure_rag._retrieval.fusion import Hit
 from procedure_rag._retrieval.retrieve import ALL_KINDS, Found, Rescore, Search, hits_from_vectors
@@ -144,6 +142,8 @@ def ledger_rescore(
             ids = [row.vector_id for row in rows]
             passing = set(read_retrying(lambda: get(ids=ids, where=dict(where), include=[]))["ids"])
             rows = [row for row in rows if row.vector_id in passing]
+        import numpy as np  # noqa: PLC0415 - chromadb brings it; the core imports without it
+
         vectors: dict[str, Any] = {
             row.vector_id: np.frombuffer(row.embedding, dtype=np.float32)
             for row in rows

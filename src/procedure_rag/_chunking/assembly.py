@@ -7,10 +7,11 @@ from collections.abc import Sequence
 from dataclasses import fields, replace
 from operator import attrgetter
 
-from procedure_rag._chunking.packing import Block, labelled
+from procedure_rag._chunking.packing import Block
 from procedure_rag._chunking.units import Unit
+from procedure_rag._language.labels import leading_label
 from procedure_rag._language.lexicons import Lexicon
-from procedure_rag._language.step_fields import lead_in_condition, parse_step
+from procedure_rag._language.step_fields import CAUTION_LABELS, lead_in_condition, parse_step, unlabelled
 from procedure_rag._types import Chunk, ChunkLevel, ChunkType, ElementKind, LayoutElement, ProcedureStep, Span
 
 __all__ = ["build_children", "build_parents", "chunk_id", "merge_spans"]
@@ -48,26 +49,39 @@ def merge_spans(spans: Sequence[Span | None]) -> tuple[Span, ...]:
 def _bound_notes(units: Sequence[Unit], owners: dict[str, LayoutElement]) -> dict[str, list[str]]:
     """Notes bound to steps, by step element id, over whole list units.
 
-    A note binds to the item it sits in, or to the step right before it; a paragraph
-    between a list and a note breaks the bond. Worked out on the whole list, not on
-    one part of it, so a step keeps its note when the note falls in the next part.
-    ``owners`` receives each bound note's step, by the note's element id.
+    A note binds to the step right before it within the item it sits in (a note after
+    a sub-step is that sub-step's), else to that item, else to the step right before it;
+    a paragraph between a list and a note breaks the bond. A bulleted sub-item that
+    opens with a note label (「- ※ …」) is also a note of its step. Worked out on the
+    whole list, not on one part of it, so a step keeps its note when the note falls in
+    the next part. Tips are not cautions. ``owners`` receives each bound note's step,
+    by the note's element id.
     """
     cautions: dict[str, list[str]] = {}
     for unit in units:
         items: dict[str, LayoutElement] = {}
         last_item: LayoutElement | None = None
+        last_sub: LayoutElement | None = None  # the sub-step a note inside its item follows
         for el in unit.elements:
             if el.kind is ElementKind.LIST_ITEM:
                 items[el.element_id] = el
-                last_item = el
+                parent = items.get(el.parent_id or "")
+                if parent is not None and not el.ordered and leading_label(el.text)[0] in CAUTION_LABELS:
+                    cautions.setdefault(parent.element_id, []).append(el.text)
+                last_item = last_sub = el
             elif el.kind is ElementKind.TEXT and el.admonition and el is not unit.lead_in:
                 owner = items.get(el.parent_id or "", last_item)
-                if owner is not None:
-                    cautions.setdefault(owner.element_id, []).append(labelled(el.admonition, el.text))
+                if last_sub is not None and el.parent_id is not None and last_sub.parent_id == el.parent_id:
+                    owner = last_sub  # right after a sub-step, in the item that holds both
+                if owner is not None and el.admonition in CAUTION_LABELS:
+                    cautions.setdefault(owner.element_id, []).append(el.text)
                     owners[el.element_id] = owner
-            elif el.parent_id is None and el.kind is not ElementKind.PICTURE and el is not unit.lead_in:
-                last_item = None  # a paragraph between the list and a note: the note is not the step's
+                elif owner is not None:
+                    owners[el.element_id] = owner
+            elif el.kind is not ElementKind.PICTURE and el is not unit.lead_in:
+                last_sub = None  # a paragraph after a sub-step: a note after it is its item's
+                if el.parent_id is None:
+                    last_item = None  # a paragraph between the list and a note: the note is not the step's
     return cautions
 
 
@@ -113,7 +127,7 @@ def _steps(
                 item,
                 lexicon,
                 parent_number=parent_number,
-                extra_caution=" ".join(cautions.get(item.element_id, [])),
+                extra_caution=" ".join(unlabelled(note) for note in cautions.get(item.element_id, [])),
             )
         if item.element_id in continued:
             step = replace(step, is_continuation=True)

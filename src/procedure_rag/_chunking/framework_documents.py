@@ -98,6 +98,14 @@ class DocumentChunk:
             chunk covers (``start_index``, ``start_char_idx``); ``None`` without spans.
         end: Offset in that document's text where the chunk's last span ends
             (``end_char_idx``); ``None`` without spans, or when it ends on a later page.
+        source_text: The document text the chunk stands for, verbatim: from its first
+            span that is not repeated context (a lead-in an earlier chunk holds) to its
+            last span's end (for a page run, across a page break with the form feed
+            between the pages); ``None`` for an element run or a chunk without spans.
+        source_start: Offset of ``source_text`` in that document's text (``start_index``
+            in the adapters' ``text_mode="source"``), so that
+            ``text[source_start:source_start + len(source_text)] == source_text`` for a
+            chunk within one document.
     """
 
     chunk: Chunk
@@ -105,6 +113,8 @@ class DocumentChunk:
     metadata: dict[str, Any]
     start: int | None
     end: int | None
+    source_text: str | None = None
+    source_start: int | None = None
 
 
 def _source_of(metadata: Mapping[str, Any]) -> str | None:
@@ -284,8 +294,11 @@ def iter_document_chunks(
         )
     else:
         chunks = chunker.iter_chunks_from_source(text, source_id=source_id, source_format=fmt)
+    # Spans point into the text itself only for the text formats (a layout parser's JSON
+    # is read into a text of its own).
+    verbatim = text if fmt in TEXT_FORMATS else None
     for chunk in chunks:
-        yield _whole(chunk, metadata)
+        yield _whole(chunk, metadata, verbatim)
 
 
 class SourceIds:
@@ -321,10 +334,31 @@ def _hashed(text: str) -> str:
     return "sha1:" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]  # noqa: S324 - an id, not security
 
 
-def _whole(chunk: Chunk, metadata: Mapping[str, Any]) -> DocumentChunk:
+def _own_range(chunk: Chunk) -> tuple[int, int] | None:
+    """Where the chunk's own source lies: its first span that is no repeated context, to its end.
+
+    A part that opens inside a list repeats the lead-in and the enclosing steps' first
+    lines (``context_spans``), which lie before the part, under an earlier chunk.
+    """
     spans = chunk.source_spans
+    if not spans:
+        return None
+    context = chunk.context_spans
+    own = [s for s in spans if not any(c.start <= s.start and s.end <= c.end for c in context)] or spans
+    return own[0].start, own[-1].end
+
+
+def _whole(chunk: Chunk, metadata: Mapping[str, Any], text: str | None = None) -> DocumentChunk:
+    spans = chunk.source_spans
+    own = _own_range(chunk) if text is not None else None
     return DocumentChunk(
-        chunk, 0, dict(metadata), spans[0].start if spans else None, spans[-1].end if spans else None
+        chunk,
+        0,
+        dict(metadata),
+        spans[0].start if spans else None,
+        spans[-1].end if spans else None,
+        None if own is None or text is None else text[own[0] : own[1]],
+        None if own is None else own[0],
     )
 
 
@@ -355,12 +389,16 @@ def _page_chunks(
         last = paged.index_at(max(spans[-1].end - 1, spans[-1].start))
         covered = sorted({paged.numbers[i] for span in spans for i in _indexes(paged, span.start, span.end)})
         offset = paged.starts[first]
+        own = _own_range(chunk) or (spans[0].start, spans[-1].end)
+        own_first = paged.index_at(own[0])
         yield DocumentChunk(
             chunk,
             first,
             {**metas[first], "pages": json.dumps(covered, separators=(",", ":"))},
             spans[0].start - offset,
             spans[-1].end - offset if last == first else None,
+            paged.text[own[0] : own[1]],
+            own[0] - paged.starts[own_first] if own_first == first else None,
         )
 
 

@@ -1,19 +1,28 @@
 """Length functions: tiktoken encodings loaded offline, and :class:`Measure`, the packer's view of one.
 
-tiktoken downloads its encoding files on first use. llama-index-core ships the
-``cl100k_base`` and ``o200k_base`` files in its package data, so we point
-``TIKTOKEN_CACHE_DIR`` there (unless the user already set it) and never touch
-the network.
+tiktoken downloads its encoding files on first use. This package ships the
+``cl100k_base`` file (the default budget's) and llama-index-core ships it and
+``o200k_base``: an encoding is built from such a file directly
+(``tiktoken.Encoding`` from its ranks, pattern and special tokens), so neither the
+network nor the process environment (``TIKTOKEN_CACHE_DIR``) is touched. Another
+encoding loads through tiktoken's own cache when the user points
+``TIKTOKEN_CACHE_DIR`` at one.
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
+import hashlib
 import importlib.metadata
+import importlib.resources
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Collection
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     import tiktoken
@@ -22,23 +31,76 @@ __all__ = [
     "OFFLINE_ENCODINGS",
     "Measure",
     "OrdinaryFirst",
+    "TiktokenCount",
     "TiktokenLength",
     "char_length",
-    "ensure_offline_tiktoken_cache",
+    "llama_index_tiktoken_cache",
     "ordinary_first",
     "tiktoken_encoding",
     "tiktoken_length",
 ]
 
-#: Encodings whose files ship with llama-index-core.
-OFFLINE_ENCODINGS = ("cl100k_base", "o200k_base")
+
+@dataclass(frozen=True)
+class _EncodingFile:
+    """What tiktoken's ``tiktoken_ext.openai_public`` builds an encoding from, but its download.
+
+    The pattern and special tokens are tiktoken's (``tests/test_lengths.py`` checks them
+    against tiktoken's own encoding); ``sha256`` is the hash tiktoken checks the file by,
+    and ``cache_key`` the name of the file in a tiktoken cache (SHA-1 of its URL).
+    """
+
+    pat_str: str
+    special_tokens: dict[str, int]
+    sha256: str
+    cache_key: str
 
 
-def _bundled_cache_dir() -> Path | None:
+_ENDOFTEXT = "<|endoftext|>"
+_ENDOFPROMPT = "<|endofprompt|>"
+
+_FILES = {
+    "cl100k_base": _EncodingFile(
+        pat_str=r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",  # noqa: E501 - tiktoken's pattern
+        special_tokens={
+            _ENDOFTEXT: 100257,
+            "<|fim_prefix|>": 100258,
+            "<|fim_middle|>": 100259,
+            "<|fim_suffix|>": 100260,
+            _ENDOFPROMPT: 100276,
+        },
+        sha256="223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        cache_key="9b5ad71b2ce5302211f9c61530b329a4922fc6a4",
+    ),
+    "o200k_base": _EncodingFile(
+        pat_str="|".join(
+            [
+                r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""\p{N}{1,3}""",
+                r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+                r"""\s*[\r\n]+""",
+                r"""\s+(?!\S)""",
+                r"""\s+""",
+            ]
+        ),
+        special_tokens={_ENDOFTEXT: 199999, _ENDOFPROMPT: 200018},
+        sha256="446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        cache_key="fb374d419588a4632f3f557e76b4b70aebbca790",
+    ),
+}
+
+#: Encodings that load offline: ``cl100k_base`` always (it ships here), ``o200k_base``
+#: where llama-index-core is installed.
+OFFLINE_ENCODINGS = tuple(_FILES)
+
+
+def llama_index_tiktoken_cache() -> Path | None:
     """llama-index-core's tiktoken cache folder, found without importing llama_index.
 
     Importing llama_index here would break the core's promise to import no framework,
-    so the folder is located through the distribution's file list.
+    so the folder is located through the distribution's file list. ``None`` when
+    llama-index-core is not installed.
     """
     try:
         dist = importlib.metadata.distribution("llama-index-core")
@@ -48,36 +110,45 @@ def _bundled_cache_dir() -> Path | None:
     return cache_dir if cache_dir.is_dir() else None
 
 
-def ensure_offline_tiktoken_cache() -> str | None:
-    """Point ``TIKTOKEN_CACHE_DIR`` at llama-index-core's bundled cache if unset.
-
-    Returns:
-        The cache directory in effect, or ``None`` when none could be found.
-    """
-    current = os.environ.get("TIKTOKEN_CACHE_DIR")
-    if current:
-        return current
-    cache_dir = _bundled_cache_dir()
-    if cache_dir is None:
-        return None
-    os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir)
-    return str(cache_dir)
+def _ranks_file(name: str, spec: _EncodingFile) -> bytes | None:
+    """The ranks file of encoding ``name``: this package's copy, else llama-index-core's."""
+    bundled = importlib.resources.files("procedure_rag") / "_chunking" / "encodings" / f"{name}.tiktoken.gz"
+    if bundled.is_file():
+        return gzip.decompress(bundled.read_bytes())
+    cache_dir = llama_index_tiktoken_cache()
+    path = cache_dir / spec.cache_key if cache_dir is not None else None
+    return path.read_bytes() if path is not None and path.is_file() else None
 
 
 @cache
 def _encoding(name: str) -> tiktoken.Encoding:
-    current = ensure_offline_tiktoken_cache()
-    bundled = _bundled_cache_dir()
-    # Only the bundled encodings are known to load offline; another one is allowed
-    # when the user points TIKTOKEN_CACHE_DIR at a cache of their own.
-    if name not in OFFLINE_ENCODINGS and (current is None or (bundled and Path(current) == bundled)):
-        msg = f"encoding {name!r} is not available offline; use one of {', '.join(OFFLINE_ENCODINGS)}"
-        raise ValueError(msg)
     try:
         import tiktoken  # noqa: PLC0415 - heavy, imported on first use
-    except ImportError as exc:  # pragma: no cover - tiktoken is a dependency
+    except ImportError as exc:  # pragma: no cover - tiktoken is a dependency of the core
         msg = "tiktoken is required for token budgets: pip install tiktoken"
         raise ImportError(msg) from exc
+    spec = _FILES.get(name)
+    data = _ranks_file(name, spec) if spec is not None else None
+    if spec is not None and data is not None:
+        if hashlib.sha256(data).hexdigest() != spec.sha256:
+            msg = f"the bundled file of tiktoken encoding {name!r} is damaged (its hash differs)"
+            raise ValueError(msg)
+        ranks = {
+            base64.b64decode(token): int(rank)
+            for token, rank in (line.split() for line in data.splitlines() if line)
+        }
+        return tiktoken.Encoding(
+            name, pat_str=spec.pat_str, mergeable_ranks=ranks, special_tokens=dict(spec.special_tokens)
+        )
+    # Not shipped: only the user's own tiktoken cache can hold it without a download.
+    if not os.environ.get("TIKTOKEN_CACHE_DIR"):
+        where = "with llama-index-core installed" if name in _FILES else "without a download"
+        usable = "cl100k_base" + (", o200k_base" if llama_index_tiktoken_cache() else "")
+        msg = (
+            f"encoding {name!r} is not available offline ({where}); use one of {usable}, "
+            "or set TIKTOKEN_CACHE_DIR to a tiktoken cache holding it"
+        )
+        raise ValueError(msg)
     try:
         return tiktoken.get_encoding(name)
     except Exception as exc:
@@ -121,6 +192,35 @@ class TiktokenLength:
 
     def __repr__(self) -> str:
         return f"TiktokenLength({self.encoding_name!r})"
+
+
+class TiktokenCount:
+    """Counts tokens as ``encoding.encode(text, allowed_special=…, disallowed_special=…)`` does.
+
+    LangChain's ``from_tiktoken_encoder`` length, over an encoding loaded offline;
+    picklable by encoding name.
+    """
+
+    def __init__(
+        self,
+        encoding_name: str,
+        allowed_special: Literal["all"] | AbstractSet[str],
+        disallowed_special: Literal["all"] | Collection[str],
+    ) -> None:
+        self.encoding_name = encoding_name
+        self.allowed_special = allowed_special
+        self.disallowed_special = disallowed_special
+        self._encode = _encoding(encoding_name).encode
+
+    def __call__(self, text: str) -> int:
+        return len(
+            self._encode(
+                text, allowed_special=self.allowed_special, disallowed_special=self.disallowed_special
+            )
+        )
+
+    def __reduce__(self) -> tuple[type[TiktokenCount], tuple[object, ...]]:
+        return (TiktokenCount, (self.encoding_name, self.allowed_special, self.disallowed_special))
 
 
 def tiktoken_length(encoding_name: str = "cl100k_base") -> Callable[[str], int]:

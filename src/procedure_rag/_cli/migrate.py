@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from procedure_rag._chroma.collection import DEFAULT_COLLECTION, ChromaTarget, copy_collection, docstore_path
+from procedure_rag._chroma.collection import ChromaTarget, copy_collection, docstore_path
 from procedure_rag._cli.common import EXIT_USAGE, CliError, Commands, Parser, Streams, add_command
-from procedure_rag._cli.target import parse_host_port
+from procedure_rag._cli.target import add_collection, parse_host_port
 from procedure_rag._store.chunk_store import ChunkStore
 from procedure_rag._store.migrate import copy_docstore
 from procedure_rag._store.opening import is_postgres_url, open_docstore
@@ -49,6 +49,7 @@ def add_migrate(commands: Commands, common: Parser) -> None:
         metavar="HOST:PORT",
         help="also copy the vectors to this Chroma server (chroma run)",
     )
+    add_collection(parser)
     parser.set_defaults(handler=run_migrate)
 
 
@@ -60,6 +61,8 @@ def run_migrate(args: argparse.Namespace, streams: Streams) -> int:
         raise CliError(f"no index in {persist}: nothing to migrate")
     if not is_postgres_url(args.docstore):
         raise CliError(f"--docstore must be a postgresql:// URL, got {args.docstore!r}", exit_code=EXIT_USAGE)
+    if args.chroma is not None:
+        _check_collection(persist, args.collection)
     lines = []
     try:
         with ChunkStore(store_file) as source, open_docstore(args.docstore) as target:
@@ -83,7 +86,7 @@ def run_migrate(args: argparse.Namespace, streams: Streams) -> int:
             local.close()
             raise CliError(f"cannot reach the Chroma server at {host}:{port}: {exc}") from exc
         try:
-            copied = copy_collection(local.get_collection(DEFAULT_COLLECTION), remote)
+            copied = copy_collection(local.get_collection(args.collection), remote, name=args.collection)
         except ValueError as exc:
             raise CliError(str(exc)) from exc
         finally:
@@ -92,3 +95,15 @@ def run_migrate(args: argparse.Namespace, streams: Streams) -> int:
         lines.append(f"Copied {copied} vectors from {persist} to the Chroma server at {host}:{port}")
     streams.out.writelines(line + "\n" for line in lines)
     return 0
+
+
+def _check_collection(persist: Path, name: str) -> None:
+    """Refuse a collection the folder does not hold, before anything is copied."""
+    local = ChromaTarget(persist_directory=str(persist)).client()
+    try:
+        names = sorted(collection.name for collection in local.list_collections())
+    finally:
+        local.close()
+    if name not in names:
+        held = ", ".join(map(repr, names)) or "none"
+        raise CliError(f"no collection {name!r} in {persist} (it holds {held})")

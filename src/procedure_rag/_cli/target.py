@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from procedure_rag._chroma.collection import ChromaTarget, docstore_path
+from procedure_rag._chroma.collection import DEFAULT_COLLECTION, ChromaTarget, docstore_path
 from procedure_rag._cli.common import EXIT_USAGE, CliError
 from procedure_rag._store.opening import is_postgres_url, open_docstore
 
-__all__ = ["IndexTarget", "add_target", "parse_host_port", "target_of"]
+__all__ = ["IndexTarget", "add_collection", "add_target", "parse_host_port", "target_of"]
 
 _DEFAULT_CHROMA_PORT = 8000
+#: Chroma's rule for a collection's name.
+_COLLECTION_NAME = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9._-]{1,510})[a-zA-Z0-9]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,11 +34,13 @@ class IndexTarget:
         persist: The index folder, for embedded Chroma.
         chroma: ``(host, port)`` of a Chroma server.
         docstore: A ``postgresql://`` URL or a SQLite file; ``None``: the folder's own.
+        collection: The representations collection (several indexes can share a server).
     """
 
     persist: Path | None = None
     chroma: tuple[str, int] | None = None
     docstore: str | None = None
+    collection: str = DEFAULT_COLLECTION
 
     @property
     def docstore_location(self) -> str:
@@ -94,6 +99,17 @@ def parse_host_port(value: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
+def collection_name(value: str) -> str:
+    """A Chroma collection name, as argparse's type for ``--collection``."""
+    if not _COLLECTION_NAME.fullmatch(value):
+        msg = (
+            f"expected 3-512 letters, digits, '.', '_' or '-', starting and ending with a letter "
+            f"or digit (a Chroma collection name), got {value!r}"
+        )
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
 def add_target(parser: argparse.ArgumentParser, *, persist_help: str) -> None:
     """``--persist DIR``, or ``--chroma HOST:PORT`` with ``--docstore URL``."""
     parser.add_argument("--persist", metavar="DIR", help=persist_help)
@@ -107,6 +123,18 @@ def add_target(parser: argparse.ArgumentParser, *, persist_help: str) -> None:
         "--docstore",
         metavar="URL",
         help="the docstore: postgresql://user:password@host:port/db (?schema=NAME), or a SQLite file",
+    )
+    add_collection(parser)
+
+
+def add_collection(parser: argparse.ArgumentParser) -> None:
+    """``--collection NAME``: the representations collection (default ``procedure_rag``)."""
+    parser.add_argument(
+        "--collection",
+        type=collection_name,
+        default=DEFAULT_COLLECTION,
+        metavar="NAME",
+        help=f"the representations collection in DIR or on the server (default {DEFAULT_COLLECTION})",
     )
 
 
@@ -124,4 +152,9 @@ def target_of(args: argparse.Namespace) -> IndexTarget:
     if chroma is not None and docstore is None:
         msg = "--chroma needs --docstore: postgresql://user@host:port/database (or a SQLite file)"
         raise CliError(msg, exit_code=EXIT_USAGE)
-    return IndexTarget(persist=None if persist is None else Path(persist), chroma=chroma, docstore=docstore)
+    return IndexTarget(
+        persist=None if persist is None else Path(persist),
+        chroma=chroma,
+        docstore=docstore,
+        collection=args.collection,
+    )

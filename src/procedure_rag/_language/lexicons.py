@@ -13,6 +13,21 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
+from procedure_rag._language.sentences import split_sentences
+from procedure_rag._language.step_words import (
+    EN_ACTION_VERB,
+    EN_CONDITION,
+    EN_OPERATE_BEFORE,
+    EN_RESULT,
+    ENGLISH_STEP_WORDS,
+    JA_CONDITION,
+    JA_OPERATE_AFTER,
+    JA_RESULT,
+    JAPANESE_STEP_WORDS,
+    NO_STEP_WORDS,
+    StepWords,
+)
+
 __all__ = [
     "ENGLISH",
     "JAPANESE",
@@ -38,7 +53,7 @@ class Lexicon:
             used when a step's fields are rendered.
         continued_label: Marks a chunk that continues a split list or step.
         condition: Clause at the start of a sentence that states a condition; group
-            ``cond`` is the condition.
+            ``cond`` is the condition, with the particle that closes it (「〜場合は」).
         caution: Sentence that warns (matched anywhere in the sentence).
         caution_labels: Admonition and note labels that mark a caution block.
         result: Sentence that states what happens after a step.
@@ -49,6 +64,9 @@ class Lexicon:
         operate_after: Words that operate the label right before them (「を選択」「をクリック」).
         action_verb: Imperative verbs a step's action starts with, for finding where a
             condition without a comma ends ("If prompted type it" → "If prompted").
+        step_words: The rest of the rules that parse a step into its fields (purpose
+            clauses, inline notes, instructions, objects, generic UI words…; see
+            :class:`~procedure_rag._language.step_words.StepWords`).
     """
 
     language: str
@@ -68,6 +86,7 @@ class Lexicon:
     operate_before: re.Pattern[str] = re.compile(r"(?!)")
     operate_after: re.Pattern[str] = re.compile(r"(?!)")
     action_verb: re.Pattern[str] = re.compile(r"(?!)")
+    step_words: StepWords = NO_STEP_WORDS
 
 
 _UI_LABEL = re.compile(
@@ -76,6 +95,9 @@ _UI_LABEL = re.compile(
     r"|\[(?P<l3>[^\[\]\n]{1,60})\](?![(\[:])"
     r"|:(?:kbd|menuselection|guilabel):`(?P<l4>[^`\n]{1,60})`"
     r"|『(?P<l5>[^』\n]{1,60})』"
+    r"|“(?P<l6>[^”\n]{1,60})”"
+    # A code span names a label only when a UI word follows it (`Google で登録` ボタン).
+    r"|`(?P<l7>[^`\n]{1,40})`(?=\s?(?:ボタン|タブ|メニュー|アイコン|リンク|キー|button|tab|menu|icon|link|key))"
 )
 
 # The UI words a ``ui_noun`` match ends with; a text without any of them has no match.
@@ -84,8 +106,8 @@ _JA_UI_WORDS = (
     "アイコン|リンク|ウィンドウ|ページ|フィールド|プルダウン|ラジオボタン|スイッチ"
 )
 _EN_UI_WORDS = (
-    "button|field|screen|tab|menu|checkbox|check box|dialog box|dialog|"
-    "page|pane|link|icon|window|toggle|switch"
+    "button|field|screen|tab|menu|checkbox|check box|dialog box|dialog|textbox|text box|"
+    "page|pane|link|icon|window|toggle|switch|tile|folder"
 )
 
 JAPANESE = Lexicon(
@@ -96,10 +118,7 @@ JAPANESE = Lexicon(
     result_label="結果",
     target_label="操作対象",
     continued_label="（続き）",
-    condition=re.compile(
-        r"^(?P<cond>[^。(（]{1,120}?(?:場合|とき|時|なら(?:ば)?|際|たら|れば|[るた]と|ないと))"
-        r"(?:には|では|でも|は|に|も)?[、，,]"
-    ),
+    condition=JA_CONDITION,
     caution=re.compile(
         r"^[\s>]*(?:※|注意|ご注意|ただし|但し|重要|警告|注[:：)）])"
         r"|注意(?:して|が必要)|ないでください|ご注意|できません|必ず"
@@ -121,10 +140,7 @@ JAPANESE = Lexicon(
             "tip",
         }
     ),
-    result=re.compile(
-        r"(表示され|表示します|開きます|開かれ|されます|になります|始まり|起動します|完了し|"
-        r"点灯|消灯|点滅|切り替わ|遷移|追加され|削除され|更新され|保存され|反映され)"
-    ),
+    result=JA_RESULT,
     lead_in=re.compile(
         r"(?:次の|以下の|下記の|次に示す)(?:手順|操作|方法|とおり|通り|ように|ステップ|項目)"
         r"|手順(?:は|を|で)|次のように|[:：]\s*$"
@@ -135,10 +151,11 @@ JAPANESE = Lexicon(
     ui_noun=re.compile(
         # The phrase runs back to a particle (に, の, を…) or punctuation, not across it.
         rf"(?P<label>[^\sをにのでがはへともや、。，．「」『』()（）\[\]:：]{{1,30}}?\s?(?:{_JA_UI_WORDS}))"
+        # A button named by what it does: 「元に戻すボタン」.
+        r"|(?<![^\s、。，．「」『』()（）])(?P<verb_label>[^\s、。，．「」『』()（）\[\]:：]{1,12}?[うくすつぬぶむる]\s?(?:ボタン|アイコン|リンク))"
     ),
-    operate_after=re.compile(
-        r"\s*(?:ボタン|タブ|メニュー|アイコン)?\s*(?:を|に|で)\s*(?:選択|クリック|タップ|押|開|オン|オフ|入力)"
-    ),
+    operate_after=JA_OPERATE_AFTER,
+    step_words=JAPANESE_STEP_WORDS,
 )
 
 ENGLISH = Lexicon(
@@ -149,22 +166,14 @@ ENGLISH = Lexicon(
     result_label="Result",
     target_label="Target",
     continued_label="(continued)",
-    condition=re.compile(
-        r"^(?P<cond>(?:If|When|Whenever|Once|Unless|After|Before|While|In case|In the event)\b"
-        r"[^.;:!?]{2,200}?)(?:,|:|\bthen\b)",
-        re.IGNORECASE,
-    ),
+    condition=EN_CONDITION,
     caution=re.compile(
         r"^[\s>]*(?:Note|Important|Caution|Warning|Tip|Notice)\b"
         r"|\b(?:be careful|do not|never|must not|cannot be undone|at your own risk)\b",
         re.IGNORECASE,
     ),
     caution_labels=frozenset({"note", "important", "caution", "warning", "tip", "notice", "danger"}),
-    result=re.compile(
-        r"\b(?:will (?:be|appear|open|start|show|restart|turn|display|begin|take)|is displayed|appears?|"
-        r"opens?|you(?:'ll| will) see|is shown|begins?|starts? (?:up|to)|lights? up|restarts?)\b",
-        re.IGNORECASE,
-    ),
+    result=EN_RESULT,
     lead_in=re.compile(
         r"\b(?:following|these steps|the steps|as follows|this procedure|the procedure)\b|:\s*$"
         # "To reset the device, …" (in order to …) opens many English procedures.
@@ -178,16 +187,9 @@ ENGLISH = Lexicon(
         rf"(?:\b(?:the|a|an|your)\s+(?P<label>(?:[\w&'-]+\s){{0,3}}?(?:{_EN_UI_WORDS}))\b)"
         rf"|(?P<label2>(?:[A-Z][\w&'-]*\s){{1,4}}(?:{_EN_UI_WORDS}))\b"
     ),
-    operate_before=re.compile(
-        # Not "press": keys pressed on the way ("press the Windows key, then select …") are not the target.
-        r"\b(?:select|click|tap|choose|open|go to|navigate to|turn on|turn off|enable|disable)"
-        r"\s+(?:the\s+|on\s+)?$",
-        re.IGNORECASE,
-    ),
-    action_verb=re.compile(
-        r"\s(?P<verb>type|enter|select|click|tap|press|open|choose|go|turn|connect|unplug|hold|wait|use|"
-        r"run|install|sign|restart|check|make|close|remove|add|set|follow)\b"
-    ),
+    operate_before=EN_OPERATE_BEFORE,
+    action_verb=EN_ACTION_VERB,
+    step_words=ENGLISH_STEP_WORDS,
 )
 
 #: The built-in lexicons by language code.
@@ -223,8 +225,6 @@ def ui_nouns(lexicon: Lexicon, text: str) -> Iterator[re.Match[str]]:
 # Runs, not single characters: one string per run instead of one per letter.
 _JA_CHARS = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uff66-\uff9f]+")
 _LETTERS = re.compile(r"[A-Za-z\u3040-\u30ff\u4e00-\u9fff\uff66-\uff9f]+")
-# Where a sentence may end: found first, then the cut is placed (see split_sentences).
-_END_MARK = re.compile(r"[。．！？]|[.!?][)\]\"']?(?=\s)")
 
 
 def detect_language(text: str, *, sample: int = 4_000) -> str:
@@ -238,20 +238,3 @@ def detect_language(text: str, *, sample: int = 4_000) -> str:
     if letters == 0:
         return "en"
     return "ja" if sum(map(len, _JA_CHARS.findall(head))) * 10 >= letters else "en"
-
-
-def split_sentences(text: str) -> list[str]:
-    """Split ``text`` after 。．！？ and after .!? followed by whitespace.
-
-    The pieces concatenate back to ``text`` exactly.
-    """
-    pieces: list[str] = []
-    start = 0
-    for match in _END_MARK.finditer(text):
-        end = match.end()
-        if end > start:
-            pieces.append(text[start:end])
-            start = end
-    if start < len(text):
-        pieces.append(text[start:])
-    return pieces or [text]

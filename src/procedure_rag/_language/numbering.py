@@ -1,7 +1,10 @@
 """Step markers and heading numbers, as data.
 
 A step number is kept as the string the author wrote (``"1."``, ``"①"``,
-``"（１）"``, ``"手順3"``). The patterns below only find where a marker ends.
+``"（１）"``, ``"手順3"``); the patterns below find where a marker ends, and
+:func:`step_number` gives the number a reader names and a filter compares: the
+marker without its trailing punctuation or its step word (``"1."`` → ``"1"``,
+``"手順３："`` → ``"3"``), brackets kept when they enclose it (``"（１）"`` → ``"(1)"``).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ __all__ = [
     "marker_ordinal",
     "match_heading_number",
     "match_step_marker",
+    "step_number",
 ]
 
 _DIGITS = "0-9０-９"
@@ -138,6 +142,38 @@ def marker_ordinal(marker: str) -> int | None:
     if len(core) == 1 and core.isalpha():
         return ord(core) - ord("a") + 1 if "a" <= core <= "z" else None
     return None
+
+
+#: How a printed marker becomes its step number, tried in order: a step word before the
+#: number (``Step 2``, ``手順3``, ``ステップ1``) leaves the number; a number in a pair of
+#: brackets keeps them (``(1)``, ``（a）``); anything else loses its trailing
+#: punctuation (``1.``, ``1)``, ``Step 2:``, ``A-1.``). Users with their own step
+#: styles pass their own rules to :func:`step_number`.
+STEP_NUMBER_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(rf"^(?:[Ss]tep|STEP|手順|ステップ)\s*(?P<n>[{_DIGITS}]+)[.:：．)）]?$"), r"\g<n>"),
+    (re.compile(r"^(?P<open>[(（])(?P<n>[^()（）]+)(?P<close>[)）])$"), r"(\g<n>)"),
+    (re.compile(r"^(?P<n>.*?)[\s.．:：)）、,]*$"), r"\g<n>"),
+)
+# Full-width ASCII (digits, letters, brackets) to ASCII, so "１" and "1" are one number.
+_HALF_WIDTH = str.maketrans({chr(c): chr(c - 0xFEE0) for c in range(0xFF01, 0xFF5F)})
+
+
+def step_number(marker: str, rules: tuple[tuple[re.Pattern[str], str], ...] = STEP_NUMBER_RULES) -> str:
+    """The step number a marker prints, as a reader names it and a filter compares it.
+
+    ``"1."`` → ``"1"``, ``"1)"`` → ``"1"``, ``"（１）"`` → ``"(1)"``, ``"①"`` → ``"①"``,
+    ``"A-1."`` → ``"A-1"``, ``"Step 2:"`` → ``"2"``, ``"手順３"`` → ``"3"``, ``"iv."`` →
+    ``"iv"``; a bullet (``"-"``, ``"・"``) and ``""`` give ``""``. Full-width digits,
+    letters and brackets become ASCII ones; circled numbers stay as printed.
+    """
+    marker = marker.strip()
+    if not marker or all(ch in BULLET_MARKERS for ch in marker):
+        return ""
+    for pattern, replacement in rules:
+        m = pattern.match(marker)
+        if m is not None:
+            return m.expand(replacement).strip().translate(_HALF_WIDTH)
+    return marker.translate(_HALF_WIDTH)
 
 
 # Screens built so far, by ``id`` of the styles tuple (kept, so the id stays its own).

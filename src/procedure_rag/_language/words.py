@@ -110,9 +110,13 @@ class _Sudachi:
         with self._lock:
             if self._dictionary is None:
                 try:
+                    import sudachidict_core  # noqa: F401, PLC0415 - the dictionary Dictionary(dict="core") reads
                     import sudachipy  # noqa: PLC0415 - heavy; only Japanese text needs it
-                except ImportError as exc:  # pragma: no cover - a declared dependency
-                    msg = "Japanese keywords need SudachiPy: pip install sudachipy sudachidict-core"
+                except ImportError as exc:
+                    msg = (
+                        "Japanese morphology (keywords, questions, lexical-index words) needs "
+                        "SudachiPy and its dictionary: pip install 'procedure-rag[ja]'"
+                    )
                     raise ImportError(msg) from exc
                 self._dictionary = sudachipy.Dictionary(dict="core")
             import sudachipy  # noqa: PLC0415

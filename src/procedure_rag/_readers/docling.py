@@ -427,10 +427,14 @@ class _Walker:
         return self.make(item, draft, None)
 
     def maybe_step(self, element: LayoutElement, context: _ListContext | None) -> LayoutElement:
-        """A paragraph that opens with a step marker is a list item; one with a label is a note."""
-        if context is not None or not element.text:
+        """A paragraph that opens with a step marker is a list item; one with a label is a note.
+
+        Inside a list (``context``) a paragraph is the item's own, never a new item, but a
+        label still makes it a note ("Note: …" after a step's command).
+        """
+        if not element.text:
             return element
-        found = match_step_marker(element.text, self.options.step_styles)
+        found = match_step_marker(element.text, self.options.step_styles) if context is None else None
         if found is not None:
             if self.steps.list_id is None:
                 self.steps.list_id = list_id_for(self.source_id, element.order)

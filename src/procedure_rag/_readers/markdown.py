@@ -98,9 +98,26 @@ def bears_markdown(text: str, *, sample: int = 10_000) -> bool:
     return _MARKDOWN_SIGNS.search(head) is not None or _INLINE_SIGN.search(head) is not None
 
 
+# A line that ends in a hard break: two or more spaces (a tab counts as one) after text.
+_HARD_BREAK = re.compile(r"\S(?: {2,}|\t| \t)$")
+
+
 def _clean_block(raw: str) -> str:
-    """Join a block's wrapped lines; keep inline markup as written."""
-    return join_lines([line for ln in raw.splitlines() if (line := ln.strip())])
+    """Join a block's wrapped lines; keep inline markup as written.
+
+    A hard line break (two spaces at a line's end) stays a line break: 「サインアップ␣␣⏎新規に…」
+    is a label and its description, never the one word 「サインアップ新規に…」.
+    """
+    if "  \n" not in raw and " \t\n" not in raw:
+        return join_lines([line for ln in raw.splitlines() if (line := ln.strip())])
+    parts: list[list[str]] = [[]]
+    for ln in raw.splitlines():
+        line = ln.strip()
+        if line:
+            parts[-1].append(line)
+            if _HARD_BREAK.search(ln):
+                parts.append([])
+    return "\n".join(join_lines(part) for part in parts if part)
 
 
 def _prose(raw: str) -> str:
@@ -465,7 +482,10 @@ class _Walker:
                 self._close_group(group, marker, own_list, nested)
                 marker = (mark.marker, mark.ordered)
                 body = body[mark.rest_start :]
-            group.append((pos + len(line) - len(line.lstrip(_LINE_INDENT)), line_end, body.strip()))
+            hard_break = "  " if _HARD_BREAK.search(line.rstrip("\r\n")) else ""  # kept for _clean_block
+            group.append(
+                (pos + len(line) - len(line.lstrip(_LINE_INDENT)), line_end, body.strip() + hard_break)
+            )
             pos += len(line)
         self._close_group(group, marker, own_list, nested)
 

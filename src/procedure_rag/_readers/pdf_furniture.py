@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from procedure_rag._readers.pdf_pages import Line, PageLines
 
-__all__ = ["Furniture", "find_furniture", "is_contents_title", "normalised", "toc_line"]
+__all__ = ["Furniture", "find_furniture", "normalised"]
 
 # The share of a page's height, from its top or bottom edge, that is its margin.
 _MARGIN = 0.09
@@ -45,12 +45,12 @@ def normalised(text: str) -> str:
     return "".join(unicodedata.normalize("NFKC", text).split()).casefold()
 
 
-def is_contents_title(text: str) -> bool:
+def _is_contents_title(text: str) -> bool:
     """Whether ``text`` is a contents page's title (「目次」, "Contents"…)."""
     return _CONTENTS.match(unicodedata.normalize("NFKC", text).strip()) is not None
 
 
-def toc_line(text: str) -> bool:
+def _toc_line(text: str) -> bool:
     """Whether a line ends in a dotted leader and a page number."""
     return _DOTTED.search(unicodedata.normalize("NFKC", text)) is not None
 
@@ -136,8 +136,8 @@ def _contents_pages(
         texts = [line.text for line in body]
         later = {normalised(_NUMBER_PREFIX.sub("", t)) for p, t in headings if p > page.number}
         listed = sum(1 for t in texts if normalised(_NUMBER_PREFIX.sub("", t)) in later)
-        dotted = sum(1 for t in texts if toc_line(t))
-        titled = any(is_contents_title(t) for t in texts[:3])
+        dotted = sum(1 for t in texts if _toc_line(t))
+        titled = any(_is_contents_title(t) for t in texts[:3])
         after_contents = page.number - 1 in out
         # A contents page goes on: its lines are numbered entries (「1. はじめに」), no sentences.
         entries = sum(1 for t in texts if _NUMBER_PREFIX.match(unicodedata.normalize("NFKC", t).strip())

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from procedure_rag._language.numbering import match_heading_number, match_step_marker
-from procedure_rag._readers.pdf_furniture import Furniture, find_furniture, is_contents_title, normalised
+from procedure_rag._readers.pdf_furniture import Furniture, find_furniture, normalised
 from procedure_rag._readers.pdf_pages import Line, OutlineEntry, PageLines
 from procedure_rag._readers.pdf_text import fix_line, join_wrapped, with_plain_bullet
 from procedure_rag._readers.text_lines import display_width
@@ -400,8 +400,3 @@ def _bold_heading_shape(text: str, after: Block) -> bool:
 def _body_is_bold(blocks: Sequence[Block], body: float) -> bool:
     counts = Counter(b.bold for b in blocks if abs(b.size - body) <= 0.6 for _ in b.text)
     return counts[True] > counts[False]
-
-
-def contents_title(block: Block) -> bool:
-    """Whether ``block`` is a contents page's title."""
-    return is_contents_title(block.text)

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 __all__ = ["cell_text", "iter_xlsx", "read_xlsx"]
 
 _FORMAT = "xlsx"
-_INSTALL_HINT = "reading Excel files needs openpyxl: pip install 'procedure-rag[xlsx]'"
+_INSTALL_HINT = "reading Excel files needs openpyxl: pip install 'procedure-rag[office]'"
 _SHEET_NS = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 _REL_ID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
 _CELL_REF = re.compile(r"([A-Z]{1,3})([0-9]{1,7})")

@@ -26,6 +26,7 @@ sooner than ``REREAD_GAP`` times the last read's duration, FTS5 answers meanwhil
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import re
 import sqlite3
@@ -33,10 +34,11 @@ import time
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 from procedure_rag._store.lexical_index import (
     MAX_QUERY_TERMS,
@@ -45,6 +47,9 @@ from procedure_rag._store.lexical_index import (
     lexical_terms,
     search_lexical,
 )
+
+#: numpy holds the postings; a core install without it leaves every search to the store (FTS5).
+_HAS_NUMPY = importlib.util.find_spec("numpy") is not None
 
 __all__ = ["REREAD_GAP", "LexicalSource", "MemoryLexicon", "SQLiteLexicalSource"]
 
@@ -135,6 +140,8 @@ class MemoryLexicon:
             return []
         asked = list(dict.fromkeys(terms))[:MAX_QUERY_TERMS]
         tokens = [_tokens(term) for term in asked]
+        if not _HAS_NUMPY:  # a core install: the store's own search answers, the same hits, slower
+            return source.search(query, n) or []
         if any(len(made) != 1 for made in tokens):
             # FTS5 reads such a word as a phrase of its tokens, in a row: let it answer.
             own = source.search(query, n)
@@ -156,6 +163,8 @@ class MemoryLexicon:
         return self._best(found, n)
 
     def _best(self, found: list[tuple[str, _Postings]], n: int) -> list[LexicalHit]:
+        import numpy as np  # noqa: PLC0415 - optional in a core install (see _HAS_NUMPY)
+
         total = len(self.chunk_ids)
         scores = np.zeros(total)
         for _, postings in found:
@@ -186,6 +195,8 @@ class MemoryLexicon:
 
 def _postings(docs: list[list[str]]) -> dict[str, _Postings]:
     """Per word, the documents holding it and its BM25 weight in each (FTS5's formula)."""
+    import numpy as np  # noqa: PLC0415 - optional in a core install (see _HAS_NUMPY)
+
     vocabulary: dict[str, int] = {}
     ids = [vocabulary.setdefault(word, len(vocabulary)) for words in docs for word in words]
     if not ids:
@@ -222,6 +233,8 @@ def _is_token_char(ch: str) -> bool:
 
 def _holding(rows: npt.NDArray[np.int64], found: list[tuple[str, _Postings]]) -> list[tuple[str, ...]]:
     """For each of ``rows``, the asked words (in question order) whose postings hold it."""
+    import numpy as np  # noqa: PLC0415 - optional in a core install (see _HAS_NUMPY)
+
     held: list[list[str]] = [[] for _ in range(len(rows))]
     for term, postings in found:
         at = np.minimum(np.searchsorted(postings.rows, rows), len(postings.rows) - 1)

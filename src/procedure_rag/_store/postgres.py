@@ -8,8 +8,10 @@ beside other tables. :class:`PostgresConnection` opens it: one connection first,
 wrong URL, a refused password or a missing database fails at once with a one-line
 :class:`~procedure_rag._errors.DocstoreError`; then the schema (created when missing, with
 ``create``; its version checked, :data:`~procedure_rag._store.records.STORE_SCHEMA_VERSION`);
-then a pool (psycopg_pool) whose connections are checked before use, so a server that
-restarted is reconnected to. An error of the server mid-call is a ``DocstoreError`` too.
+then a pool (psycopg_pool) whose connections are checked before use when they were idle
+for a second or more, so a server that restarted is reconnected to (a connection cut
+within that second fails its call, is dropped, and the next call gets a good one). An
+error of the server mid-call is a ``DocstoreError`` too.
 
 Ids and keys are ``COLLATE "C"``: ordered by code point, as SQLite and Python order them.
 """
@@ -19,6 +21,8 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -49,6 +53,9 @@ _SCHEMES = ("postgresql", "postgres")
 _IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 #: Seconds to wait for a pooled connection before the store says the server is unreachable.
 _POOL_TIMEOUT = 15.0
+#: A pooled connection idle this long is checked (a round trip) before it is handed out; one
+#: returned sooner is not: checking every one doubled the round trips of a query.
+_CHECK_IDLE_SECONDS = 1.0
 _CONNECT_TIMEOUT = 10
 
 #: The tables of a docstore, in its schema (``{schema}`` is formatted in, an identifier).
@@ -186,6 +193,9 @@ class PostgresConnection:
         ImportError: When psycopg or psycopg_pool is not installed.
     """
 
+    #: When each pooled connection was last handed back (see :meth:`_check`).
+    _idle_since: weakref.WeakKeyDictionary[psycopg.Connection[Any], float]
+
     def __init__(self, url: str, *, create: bool = True, max_connections: int = 8) -> None:
         self.url = parse_url(url)
         psycopg = _import_psycopg()
@@ -198,13 +208,15 @@ class PostgresConnection:
             _open_schema(conn, self.url, create=create)
         self._closed = False
         self._close_lock = threading.Lock()
+        self._idle_since = weakref.WeakKeyDictionary()
         self._pool: psycopg_pool.ConnectionPool[Any] = psycopg_pool.ConnectionPool(
             self.url.conninfo,
             min_size=1,
             max_size=max_connections,
             kwargs={"autocommit": True, "connect_timeout": _CONNECT_TIMEOUT},
             configure=self._configure,
-            check=psycopg_pool.ConnectionPool.check_connection,
+            check=self._check,
+            reset=self._returned,
             timeout=_POOL_TIMEOUT,
             name=f"procedure-rag docstore {self.url.schema}",
             open=True,
@@ -226,6 +238,17 @@ class PostgresConnection:
             if not self._closed:
                 self._closed = True
                 self._pool.close()
+
+    def _returned(self, conn: psycopg.Connection[Any]) -> None:
+        self._idle_since[conn] = time.monotonic()
+
+    def _check(self, conn: psycopg.Connection[Any]) -> None:
+        """The pool's check: a connection idle a while must answer (a server restart cut it)."""
+        import psycopg_pool  # noqa: PLC0415 - imported by __init__ already
+
+        since = self._idle_since.get(conn)
+        if since is None or time.monotonic() - since >= _CHECK_IDLE_SECONDS:
+            psycopg_pool.ConnectionPool.check_connection(conn)
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         from psycopg import sql  # noqa: PLC0415 - optional, imported by __init__ already

@@ -28,6 +28,7 @@ __all__ = [
     "Row",
     "Scalar",
     "SourceCommit",
+    "StoreValue",
     "StoredChunk",
     "canonical",
     "check_record",
@@ -42,6 +43,9 @@ __all__ = [
 
 #: A metadata or info value: what every vector store takes as it is.
 Scalar: TypeAlias = str | int | float | bool
+#: A metadata value as the store keeps it: a scalar, or a non-empty list of scalars of one
+#: type (Chroma stores such lists and filters them with ``$contains``).
+StoreValue: TypeAlias = Scalar | list[str] | list[int] | list[float] | list[bool]
 
 #: The layout of the store's tables; a file written with a higher number is refused.
 STORE_SCHEMA_VERSION = 2
@@ -63,8 +67,9 @@ class StoredChunk:
     Args:
         chunk_id: The chunk's id (non-empty).
         text: The chunk's text.
-        metadata: Flat metadata, as :func:`~procedure_rag.chunk_metadata` gives it:
-            string keys, ``str``/``int``/``float``/``bool`` values (finite floats).
+        metadata: Flat metadata: string keys, ``str``/``int``/``float``/``bool`` values
+            (finite floats) or non-empty lists of one of those types
+            (:func:`~procedure_rag._metadata.document_value` makes any value one).
 
     Raises:
         ValueError: When a field is of the wrong kind; the message names the chunk id
@@ -73,7 +78,7 @@ class StoredChunk:
 
     chunk_id: str
     text: str
-    metadata: Mapping[str, Scalar] = field(default_factory=dict)
+    metadata: Mapping[str, StoreValue] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         check_record(self.chunk_id, self.text, self.metadata)
@@ -148,12 +153,25 @@ def check_record(chunk_id: object, text: object, metadata: object) -> None:
         if not isinstance(key, str):
             msg = f"chunk {chunk_id!r}: metadata key {key!r} is not a str"
             raise ValueError(msg)
-        check_scalar(value, f"chunk {chunk_id!r}: metadata {key!r}")
+        what = f"chunk {chunk_id!r}: metadata {key!r}"
+        if isinstance(value, list):
+            _check_list(value, what)
+        else:
+            check_scalar(value, what)
     for key, expected in (("chunk_id", chunk_id), ("source_id", None)):
         value = metadata.get(key)
         if value is not None and (not isinstance(value, str) or (expected is not None and value != expected)):
             msg = f"chunk {chunk_id!r}: metadata {key!r} is {value!r}"
             raise ValueError(msg)
+
+
+def _check_list(value: list[object], what: str) -> None:
+    kinds = {type(item) for item in value}
+    if len(kinds) != 1 or not kinds <= {str, int, float, bool}:
+        msg = f"{what} must be a non-empty list of str, int, float or bool of one type, got {value!r}"
+        raise ValueError(msg)
+    for item in value:
+        check_scalar(item, what)
 
 
 def check_scalar(value: object, what: str) -> None:

@@ -31,11 +31,17 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from procedure_rag._metadata import JSON_KEYS, chunk_from_metadata, is_filter_key, same_metadata
+from procedure_rag._metadata import (
+    JSON_KEYS,
+    chunk_from_metadata,
+    document_value,
+    is_filter_key,
+    same_metadata,
+)
 from procedure_rag._representations.offline.generator import generate_representations
 from procedure_rag._representations.types import Representation
 from procedure_rag._store.docstore import Docstore
-from procedure_rag._store.records import Scalar, StoredChunk
+from procedure_rag._store.records import StoredChunk, StoreValue
 from procedure_rag._types import Chunk, ChunkLevel
 
 __all__ = [
@@ -55,8 +61,11 @@ __all__ = [
 
 #: Chunk metadata keys not copied onto vectors: structure the docstore keeps (JSON
 #: lists, long texts); every other scalar key (``source``, ``language``, ``section``,
-#: ``has_condition``…, and the document's own keys) is there for store filters.
-FILTER_EXCLUDED_KEYS = frozenset({*JSON_KEYS, "schema_version", "chunk_id", "condition", "lead_in"})
+#: ``has_condition``…, and the document's own keys) is there for store filters, and so
+#: is ``step_numbers`` (a short JSON list a callable filter can read).
+FILTER_EXCLUDED_KEYS = frozenset(
+    {*JSON_KEYS, "schema_version", "chunk_id", "condition", "lead_in"} - {"step_numbers"}
+)
 
 #: Longer string values are not copied onto vectors (filters compare short values).
 _MAX_FILTER_VALUE = 512
@@ -81,7 +90,7 @@ class VectorRecord:
 
     vector_id: str
     text: str
-    metadata: Mapping[str, Scalar]
+    metadata: Mapping[str, StoreValue]
 
     @property
     def kind(self) -> str:
@@ -171,13 +180,14 @@ def stored_chunk(text: str, metadata: Mapping[str, object], *, position: int = 0
         )
         raise ValueError(msg)
     try:
-        return StoredChunk(chunk_id, text, dict(metadata))  # type: ignore[arg-type] # checked by StoredChunk
+        stored = {key: value for key, raw in metadata.items() if (value := document_value(raw)) is not None}
+        return StoredChunk(chunk_id, text, stored)
     except ValueError as exc:
         msg = f"document {position}: {exc}"
         raise ValueError(msg) from exc
 
 
-def filter_metadata(chunk: StoredChunk) -> dict[str, Scalar]:
+def filter_metadata(chunk: StoredChunk) -> dict[str, StoreValue]:
     """The chunk metadata every vector of the chunk carries, for store filters.
 
     Keys a store would read as an operator or refuses (``$or``, ``#document``,
@@ -217,7 +227,7 @@ def vector_records(
         if rep.representation_id in seen:
             continue
         seen.add(rep.representation_id)
-        metadata: dict[str, Scalar] = {
+        metadata: dict[str, StoreValue] = {
             **filter_metadata(chunk),
             **rep.store_metadata(),  # type: ignore[dict-item] # store_metadata holds scalars only
         }

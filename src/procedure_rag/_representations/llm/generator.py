@@ -481,8 +481,8 @@ class LLMGenerator:
             return
         try:
             from tqdm.auto import tqdm  # type: ignore[import-untyped]  # noqa: PLC0415 - optional
-        except ImportError as exc:  # pragma: no cover - tqdm comes with llama-index
-            msg = "progress=True needs tqdm: pip install tqdm"
+        except ImportError as exc:
+            msg = "progress=True needs tqdm: pip install 'procedure-rag[progress]'"
             raise ImportError(msg) from exc
         bar = tqdm(total=total, desc=f"representations ({self.identity})", unit="rep")
         lock = threading.Lock()

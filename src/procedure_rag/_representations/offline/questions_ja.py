@@ -74,8 +74,12 @@ _VAGUE_CONDITION = re.compile(
 )
 
 
+# The particle that closes a condition clause (「〜場合は」): the question adds its own.
+_CLOSING_PARTICLE = re.compile(r"(?:(?<=場合)|(?<=とき)|(?<=時)|(?<=際))(?:には|では|でも|は|も)$")
+
+
 def _condition(condition: str, *, happens: bool) -> str:
-    condition = condition.strip("、， ")
+    condition = _CLOSING_PARTICLE.sub("", condition.strip("、， "))
     if _VAGUE_CONDITION.match(condition):
         return ""
     for pattern, do, happen in _CONDITION:

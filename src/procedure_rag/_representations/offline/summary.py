@@ -95,6 +95,8 @@ class SummaryWords:
         after_path: Between the heading path and the rest.
         sentence_end: Closes a clause that does not end a sentence of its own.
         condition: Template for the governing condition (``{condition}``).
+        condition_end: What closes a condition clause and is left out of the summary
+            (the particle of 「〜場合は」).
         targets: Template for the UI elements named (``{targets}``).
         list_join: Between UI element names.
     """
@@ -107,6 +109,7 @@ class SummaryWords:
     condition: str
     targets: str
     list_join: str
+    condition_end: re.Pattern[str] = re.compile(r"(?!)")
 
 
 SUMMARY_WORDS: dict[str, SummaryWords] = {
@@ -119,6 +122,7 @@ SUMMARY_WORDS: dict[str, SummaryWords] = {
         condition="{condition}。",
         targets="操作対象：{targets}。",
         list_join="、",
+        condition_end=re.compile(r"(?:(?<=場合)|(?<=とき)|(?<=時)|(?<=際))(?:には|では|でも|は|も)$"),
     ),
     "en": SummaryWords(
         limit=30,
@@ -155,6 +159,7 @@ def summary(chunk: Chunk) -> str:
         if condition and first.startswith(condition):
             condition = ""
     targets = list(dict.fromkeys(s.target for s in chunk.steps if s.target))[:3]
+    condition = words.condition_end.sub("", condition)
     parts = [words.condition.format(condition=condition) if condition else "", _end(first, words)]
     if targets:
         parts.append(words.targets.format(targets=words.list_join.join(targets)))

@@ -1,0 +1,75 @@
+"""The benchmark's own view of a PDF or Word file, read without the product.
+
+pypdf's ``extract_text()`` per page (what the snippet gold was taken from), a Word file's
+paragraphs (``w:p`` of ``word/document.xml``, tables' included, as python-docx lists
+them), and a PDF's outline with the page each entry points at. Read once per file.
+"""
+
+from __future__ import annotations
+
+import functools
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["OutlineEntry", "document_text", "docx_paragraphs", "outline", "pdf_pages"]
+
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+
+
+@functools.cache
+def pdf_pages(path: Path) -> tuple[str, ...]:
+    """pypdf's ``extract_text()`` of every page, in page order."""
+    from pypdf import PdfReader  # noqa: PLC0415 - the test extra
+
+    return tuple(page.extract_text() for page in PdfReader(path).pages)
+
+
+@functools.cache
+def docx_paragraphs(path: Path) -> tuple[str, ...]:
+    """The text of every paragraph of a Word file's body, in document order."""
+    from lxml import etree  # type: ignore[import-untyped]  # noqa: PLC0415 - a dependency of the core
+
+    with zipfile.ZipFile(path) as archive:
+        root = etree.fromstring(archive.read("word/document.xml"))
+    return tuple("".join(t.text or "" for t in p.iter(f"{_W}t")) for p in root.iter(f"{_W}p"))
+
+
+def document_text(path: Path) -> tuple[str, ...]:
+    """A PDF's page texts, or a Word file's paragraphs joined as one page."""
+    if path.suffix.lower() == ".docx":
+        return ("\n".join(docx_paragraphs(path)),)
+    return pdf_pages(path)
+
+
+@dataclass(frozen=True, slots=True)
+class OutlineEntry:
+    """One bookmark: its title, its ancestors' titles (outermost first) and its page (0-based)."""
+
+    title: str
+    path: tuple[str, ...]  # ancestors and itself
+    page: int
+
+
+@functools.cache
+def outline(path: Path) -> tuple[OutlineEntry, ...]:
+    """A PDF's outline, flattened in document order; empty when it has none."""
+    from pypdf import PdfReader  # noqa: PLC0415
+
+    reader = PdfReader(path)
+    out: list[OutlineEntry] = []
+
+    def walk(items: list[object], above: tuple[str, ...]) -> None:
+        last: tuple[str, ...] = above
+        for item in items:
+            if isinstance(item, list):
+                walk(item, last)
+                continue
+            title = str(getattr(item, "title", "") or "").strip()
+            page = reader.get_destination_page_number(item)  # type: ignore[arg-type]
+            last = (*above, title)
+            if title and page is not None and page >= 0:
+                out.append(OutlineEntry(title, last, page))
+
+    walk(list(reader.outline), ())
+    return tuple(out)
