@@ -70,10 +70,10 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 import numpy as np
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
-from speed import Doc, load_corpora, machine
+from speed import Doc, load_corpora, machine, offline_tiktoken
 
 from procedure_rag import RepresentationKind
-from procedure_rag._chunking.lengths import ensure_offline_tiktoken_cache
+from procedure_rag._chunking.lengths import tiktoken_encoding
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DOCS_ROOT = HERE.parents[1] / "shared" / "data"
@@ -135,10 +135,7 @@ class TokenProportional(Embeddings):
     identity = "fake/token-proportional"
 
     def __init__(self, seconds_per_token: float, dimension: int = 384) -> None:
-        import tiktoken  # noqa: PLC0415
-
-        ensure_offline_tiktoken_cache()
-        self.encoding = tiktoken.get_encoding(ENCODING)
+        self.encoding = tiktoken_encoding(ENCODING)
         self.seconds_per_token = seconds_per_token
         self.dimension = dimension
         self.slept = 0.0
@@ -546,7 +543,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
-    ensure_offline_tiktoken_cache()
+    offline_tiktoken()  # the LangChain pipeline's own tiktoken
     every = pipelines(base=args.base)
     if args.base is not None:
         from adapter_output_diff import export_base  # noqa: PLC0415 - benchmarks/ is not a package
