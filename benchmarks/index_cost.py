@@ -513,6 +513,14 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _shown(path: Path) -> str:
+    """``path`` relative to the repository when it lies inside it (results name no machine's folders)."""
+    try:
+        return str(path.resolve().relative_to(HERE.parent))
+    except ValueError:
+        return str(path)
+
+
 # -- command line ---------------------------------------------------------------
 
 
@@ -564,7 +572,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             "baseline_overlap": OVERLAP,
             "repeats": args.repeats,
             "pipelines": {p.name: p.description for p in chosen},
-            "retrieval": [str(p) for p in args.retrieval],
+            "retrieval": [_shown(p) for p in args.retrieval],
             "base": args.base,
             "tokens": "tokens of the bundled e5 model's tokenizer, 'passage: ' and specials included",
         },

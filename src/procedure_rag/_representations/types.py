@@ -51,11 +51,12 @@ DEFAULT_KINDS: Mapping[ChunkType, tuple[RepresentationKind, ...]] = MappingProxy
 )
 
 #: Kinds each chunk type gets from the deterministic (offline) generator by default: the
-#: kinds that paid for their vectors on the dev sets (``benchmarks/index_cost.py``). Its
-#: questions and summaries come from the chunk's own heading, steps and sentences: beside
-#: the raw text (and the lexical index) they added no answered@1 anywhere and cost
-#: answered@1 on HoloLens, at two thirds of all vectors; a procedure's keywords added
-#: 5-7 points of answered@1, those of text chunks took it away again.
+#: kinds that did not cost retrieval quality on the dev sets
+#: (``benchmarks/results/retrieval_kinds.md``). Its questions and summaries come from the
+#: chunk's own heading, steps and sentences: beside the raw text (and the lexical index)
+#: each lowered answered@1 on HoloLens and E-Manual's answered@5, at four fifths of all
+#: vectors. A procedure's keywords added 5-7 points of answered@1 on HoloLens, 3 on the
+#: Japanese-native set, and lowered no metric of any set.
 OFFLINE_KINDS: Mapping[ChunkType, tuple[RepresentationKind, ...]] = MappingProxyType(
     {
         ChunkType.PROCEDURE: (_K.RAW, _K.KEYWORDS),
