@@ -36,7 +36,8 @@ platforms: install
 # step fields against the annotated steps (benchmarks/results/step_fields.*), retrieval
 # quality (benchmarks/results/retrieval.*: Markdown and text sets, the real PDFs and Word
 # file, and the HoloLens pages made into PDFs and Word files by benchmarks/make_pdfs.py,
-# which needs pandoc, chromium and libreoffice-writer-nogui), then splitting speed, memory,
+# which needs pandoc, chromium and libreoffice-writer-nogui), what each representation kind
+# finds (retrieval_kinds.*) and costs to index (index_cost.*), then splitting speed, memory,
 # index throughput and query latency (benchmarks/results/speed.*, latency.json).
 bench: install
 	$(BIN)/python benchmarks/step_fields.py --gold ../shared/data/step-fields/dev.jsonl \
@@ -45,4 +46,12 @@ bench: install
 		../shared/data/questions/ja_native_dev.jsonl ../shared/data/emanual \
 		../shared/data/questions/real_docs_dev.jsonl --made chromium-pdf libreoffice-pdf pandoc-docx \
 		--docs-root ../shared/data --confirm-chroma ja_native_dev --out benchmarks/results/retrieval.json
+	$(BIN)/python benchmarks/retrieval.py --questions ../shared/data/questions/hololens_dev.jsonl \
+		../shared/data/questions/ja_native_dev.jsonl ../shared/data/emanual --docs-root ../shared/data \
+		--confirm-chroma none --methods langchain-recursive procedure-rag-raw procedure-rag-multivector-dense \
+		procedure-rag-multivector procedure-rag-parents \
+		procedure-rag-multivector-all procedure-rag-raw+question procedure-rag-raw+summary \
+		procedure-rag-raw+keywords procedure-rag-raw+table_summary procedure-rag-raw+code_docstring \
+		procedure-rag-raw+image_caption --out benchmarks/results/retrieval_kinds.json
+	OMP_WAIT_POLICY=PASSIVE $(BIN)/python benchmarks/index_cost.py
 	OMP_WAIT_POLICY=PASSIVE $(BIN)/python benchmarks/speed.py --part all

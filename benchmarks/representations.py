@@ -14,7 +14,7 @@ import json
 import time
 from pathlib import Path
 
-from procedure_rag import ChunkerOptions, ProcedureChunker, generate_representations
+from procedure_rag import DEFAULT_KINDS, ChunkerOptions, ProcedureChunker, generate_representations
 
 SETS = {
     "hololens-en": "hololens/en/*.md",
@@ -41,7 +41,8 @@ def main() -> None:
         count = 0
         for _ in range(args.repeat):
             start = time.perf_counter()
-            count = len(generate_representations(chunks))
+            # Every kind (a model's table): the generators' speed, not the offline defaults' count.
+            count = len(generate_representations(chunks, defaults=DEFAULT_KINDS))
             best = min(best, time.perf_counter() - start)
         rows.append(
             {

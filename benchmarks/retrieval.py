@@ -24,6 +24,11 @@ the cache from vectors computed earlier (``benchmarks/.cache/embeddings.sqlite3`
 ``retrieval_latency.py``; pickles are not read, since unpickling a file runs whatever
 code it holds), after checking that a sample of them equals the model's output.
 
+``--methods`` also takes ``procedure-rag-raw+KIND`` (raw chunks plus one representation kind
+alone: question, summary, keywords, table_summary, code_docstring, image_caption) and
+``procedure-rag-multivector-all`` (every kind, questions and summaries too), not run by
+default: ``benchmarks/index_cost.py`` puts their figures beside what each kind costs to index.
+
 Our methods run through the core's ranking (``procedure_rag._retrieval.retrieve.retrieve``,
 default options: fusion ``"sum"``) over an exact in-memory search that keeps the
 Chroma adapters' ``search`` / ``rescore`` contract; one dataset is also run through the
@@ -846,18 +851,32 @@ def returned_of(chunk: Any) -> Returned:  # noqa: ANN401 - a StoredChunk or a La
     return Returned(str(metadata["source"]), text, merge(shown))
 
 
-def _records(corpus: ProcedureCorpus, *, raw_only: bool) -> list[Any]:
-    from procedure_rag import generate_representations  # noqa: PLC0415
+def _records(
+    corpus: ProcedureCorpus, *, raw_only: bool, added: frozenset[str] = frozenset(), every_kind: bool = False
+) -> list[Any]:
+    """The vectors of a method: the default representations (``every_kind``: a model's table,
+    questions and summaries too), or raw ones (plus the ``added`` kinds)."""
+    from procedure_rag import DEFAULT_KINDS, OFFLINE_KINDS, generate_representations  # noqa: PLC0415
     from procedure_rag._metadata import chunk_from_metadata  # noqa: PLC0415
     from procedure_rag._store.writer import VectorRecord, vector_records  # noqa: PLC0415
 
     if raw_only:
         # One vector per child chunk: its text, whatever its type (pictures too).
-        return [
+        raw = [
             VectorRecord(f"{c.chunk_id}:raw", c.text, {"doc_id": c.chunk_id, "representation": "raw"})
             for c in corpus.children
         ]
-    reps = generate_representations(chunk_from_metadata(c.text, c.metadata) for c in corpus.children)
+        if not added:
+            return raw
+        # Every kind is made (a model's table), then the added ones kept.
+        reps = generate_representations(
+            (chunk_from_metadata(c.text, c.metadata) for c in corpus.children), defaults=DEFAULT_KINDS
+        )
+        return raw + vector_records([r for r in reps if r.kind.value in added], corpus.chunks)
+    reps = generate_representations(
+        (chunk_from_metadata(c.text, c.metadata) for c in corpus.children),
+        defaults=DEFAULT_KINDS if every_kind else OFFLINE_KINDS,
+    )
     return vector_records(reps, corpus.chunks)
 
 
@@ -878,13 +897,15 @@ def ours_method(
     documents: Documents | None = None,
     formats: frozenset[str] = TEXT,
     describe: Describe | None = None,
+    added: frozenset[str] = frozenset(),
+    every_kind: bool = False,
 ) -> Method:
     def build(sources: Sequence[Source], embedder: Embedder, settings: Settings) -> Built:
         if documents is None:
             corpus = procedure_corpus(sources, settings)
         else:
             corpus = corpus_of(documents(sources, settings))
-        records = _records(corpus, raw_only=raw_only)
+        records = _records(corpus, raw_only=raw_only, added=added, every_kind=every_kind)
         store = MemoryStore(records, embedder.passages([r.text for r in records]))
         kinds: dict[str, int] = {}
         for r in records:
@@ -910,6 +931,35 @@ def ours_method(
         return Built(ranker, stats)
 
     return Method(name, description, build, formats)
+
+
+#: The representation kinds the ``procedure-rag-raw+KIND`` methods add alone to the raw vectors.
+ADDED_KINDS = ("question", "summary", "keywords", "table_summary", "code_docstring", "image_caption")
+
+
+def kind_methods() -> list[Method]:
+    """Raw chunks plus one representation kind alone, and every kind (not run by default)."""
+    every = ours_method(
+        f"{OURS}-multivector-all",
+        "as multivector, with every deterministic kind (DEFAULT_KINDS: questions and summaries too; "
+        "the offline default before issue 20)",
+        raw_only=False,
+        expand_parents=False,
+        every_kind=True,
+    )
+    return [
+        every,
+        *(
+            ours_method(
+                f"{OURS}-raw+{kind}",
+                f"as raw, plus the deterministic {kind} representations alone (lexical index on)",
+                raw_only=True,
+                expand_parents=False,
+                added=frozenset({kind}),
+            )
+            for kind in ADDED_KINDS
+        ),
+    ]
 
 
 def methods(settings: Settings) -> list[Method]:
@@ -961,9 +1011,9 @@ def methods(settings: Settings) -> list[Method]:
         ),
         ours_method(
             f"{OURS}-multivector",
-            "ProcedureTextSplitter, deterministic representations (raw, questions, summary, keywords, "
-            "table summary, code docstring, image caption), core retrieve() with default options "
-            "(fusion 'sum', the docstore's lexical index at weight 0.06)",
+            "ProcedureTextSplitter, the default deterministic representations (OFFLINE_KINDS: raw, "
+            "keywords of procedures, table summary, code docstring, image caption), core retrieve() "
+            "with default options (fusion 'sum', the docstore's lexical index at weight 0.06)",
             raw_only=False,
             expand_parents=False,
         ),
@@ -1500,6 +1550,7 @@ def plot(results: Mapping[str, Any], path: Path) -> None:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     names = [m.name for m in all_methods(Settings())]
+    extra = [m.name for m in kind_methods()]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--questions",
@@ -1527,7 +1578,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--docs-root", type=Path, default=DEFAULT_DOCS_ROOT)
     parser.add_argument(
-        "--methods", nargs="+", choices=names, default=names, metavar="METHOD", help=", ".join(names)
+        "--methods",
+        nargs="+",
+        choices=names + extra,
+        default=names,
+        metavar="METHOD",
+        help=", ".join(names) + "; not run by default: " + ", ".join(extra),
     )
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--chunk-size", type=int, default=400, help="tokens (of --chunk-unit for ours)")
@@ -1635,7 +1691,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     settings = Settings(
         chunk_size=args.chunk_size, chunk_overlap=args.chunk_overlap, k=args.k, chunk_unit=args.chunk_unit
     )
-    chosen = [m for m in all_methods(settings) if m.name in args.methods]
+    chosen = [m for m in [*all_methods(settings), *kind_methods()] if m.name in args.methods]
     datasets = load_question_sets(args)
     tokens = tiktoken_tokens()
     print(f"embedding cache {cache.path}: {len(cache)} vectors")

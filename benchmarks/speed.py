@@ -777,10 +777,21 @@ def run_servers(args: argparse.Namespace) -> dict[str, Any]:
     return retrieval_latency.run(retrieval_latency.parse_args(argv))
 
 
-def main() -> None:
-    from procedure_rag._chunking.lengths import ensure_offline_tiktoken_cache  # noqa: PLC0415
+def offline_tiktoken() -> None:
+    """Let LangChain's and LlamaIndex's own tiktoken read llama-index-core's bundled files.
 
-    ensure_offline_tiktoken_cache()  # LangChain's and LlamaIndex's tiktoken read the bundled files too
+    procedure-rag loads its encodings from the files themselves; the baselines ask tiktoken,
+    which reads ``TIKTOKEN_CACHE_DIR`` (set for this process only, when not set already).
+    """
+    from procedure_rag._chunking.lengths import llama_index_tiktoken_cache  # noqa: PLC0415
+
+    cache_dir = llama_index_tiktoken_cache()
+    if cache_dir is not None:
+        os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(cache_dir))
+
+
+def main() -> None:
+    offline_tiktoken()
     args = parse_args()
     if args.memory_probe:
         method, mode, size = args.memory_probe

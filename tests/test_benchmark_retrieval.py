@@ -386,21 +386,34 @@ def _bench_commands() -> list[list[str]]:
 
 
 def test_make_bench_runs_every_benchmark_with_arguments_it_accepts():
-    import speed  # noqa: PLC0415 - benchmarks/ is on sys.path above
+    import index_cost  # noqa: PLC0415 - benchmarks/ is on sys.path above
+    import speed  # noqa: PLC0415
     import step_fields  # noqa: PLC0415
 
-    commands = _bench_commands()
-    scripts = {}
-    for words in commands:
+    scripts: dict[str, list[list[str]]] = {}
+    for words in _bench_commands():
         (i,) = [n for n, w in enumerate(words) if w.startswith("benchmarks/") and w.endswith(".py")]
-        scripts[words[i]] = words[i + 1 :]
-    assert set(scripts) == {"benchmarks/step_fields.py", "benchmarks/retrieval.py", "benchmarks/speed.py"}
-    retrieval_args = bench.parse_args(scripts["benchmarks/retrieval.py"])
-    assert retrieval_args.out == Path("benchmarks/results/retrieval.json")
-    assert speed.parse_args(scripts["benchmarks/speed.py"]).part == "all"
-    step_args = step_fields.parse_args(scripts["benchmarks/step_fields.py"])
-    assert step_args.out == Path("benchmarks/results/step_fields.json")
-    assert step_args.gold == Path("../shared/data/step-fields/dev.jsonl")
+        scripts.setdefault(words[i], []).append(words[i + 1 :])
+    assert set(scripts) == {
+        "benchmarks/step_fields.py",
+        "benchmarks/retrieval.py",
+        "benchmarks/index_cost.py",
+        "benchmarks/speed.py",
+    }
+    outs = [bench.parse_args(args).out for args in scripts["benchmarks/retrieval.py"]]
+    assert outs == [
+        Path("benchmarks/results/retrieval.json"),
+        Path("benchmarks/results/retrieval_kinds.json"),
+    ]
+    # The kind figures index_cost.py reads are the ones the second run writes.
+    (cost_args,) = scripts["benchmarks/index_cost.py"]
+    assert index_cost.parse_args(cost_args).retrieval[-1].name == outs[1].name
+    ((speed_args,),) = [scripts["benchmarks/speed.py"]]
+    assert speed.parse_args(speed_args).part == "all"
+    ((step_args,),) = [scripts["benchmarks/step_fields.py"]]
+    parsed = step_fields.parse_args(step_args)
+    assert parsed.out == Path("benchmarks/results/step_fields.json")
+    assert parsed.gold == Path("../shared/data/step-fields/dev.jsonl")
 
 
 class BigramModel(FakeEmbedder):

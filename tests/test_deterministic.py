@@ -16,7 +16,7 @@ from procedure_rag._representations.offline.generator import (
     generate_representations,
     iter_representations,
 )
-from procedure_rag._representations.types import RepresentationKind, kinds_for
+from procedure_rag._representations.types import DEFAULT_KINDS, OFFLINE_KINDS, RepresentationKind, kinds_for
 
 DATA = Path(__file__).resolve().parent / "data"
 K = RepresentationKind
@@ -36,13 +36,21 @@ def _chunks(relative: str) -> tuple[Chunk, ...]:
     return tuple(chunk((DATA / relative).read_text(encoding="utf-8"), source_id=relative))
 
 
+@pytest.mark.parametrize("table", ["offline", "model"])
 @pytest.mark.parametrize("relative", SOURCES)
-def test_every_default_kind_is_produced(relative: str) -> None:
-    generator = DeterministicGenerator()
+def test_every_default_kind_is_produced(relative: str, table: str) -> None:
+    # Its own defaults, and a model's (questions and summaries too), asked for by table.
+    kinds = OFFLINE_KINDS if table == "offline" else DEFAULT_KINDS
+    generator = (
+        DeterministicGenerator() if table == "offline" else DeterministicGenerator(defaults=DEFAULT_KINDS)
+    )
     for c in _chunks(relative):
         reps = generator.generate(c)
         assert {r.chunk_id for r in reps} == {c.chunk_id}
-        assert set(kinds_for(c.chunk_type)) <= {r.kind for r in reps}, (c.chunk_type, c.section_path)
+        assert set(kinds_for(c.chunk_type, defaults=kinds)) <= {r.kind for r in reps}, (
+            c.chunk_type,
+            c.section_path,
+        )
         assert all(r.text.strip() and r.generator == "deterministic" and not r.fallback for r in reps)
         per_kind = Counter(r.kind for r in reps)
         for kind, count in per_kind.items():
@@ -89,6 +97,16 @@ def test_explicit_kinds() -> None:
     c = _chunks("hololens/en/hololens-recovery.md")[0]
     reps = DeterministicGenerator().generate(c, [K.SUMMARY, K.TABLE_SUMMARY, K.SUMMARY])
     assert [r.kind for r in reps] == [K.SUMMARY]  # no table in it; the repeat is dropped
+
+
+def test_offline_defaults_are_raw_and_keywords_for_procedures() -> None:
+    chunks = _chunks("hololens/en/hololens-recovery.md")
+    by_type: dict[ChunkType, set[RepresentationKind]] = {}
+    for c in chunks:
+        by_type.setdefault(c.chunk_type, set()).update(r.kind for r in DeterministicGenerator().generate(c))
+    assert by_type[ChunkType.PROCEDURE] >= {K.RAW, K.KEYWORDS}
+    assert not (by_type[ChunkType.PROCEDURE] | by_type[ChunkType.TEXT]) & {K.QUESTION, K.SUMMARY}
+    assert K.KEYWORDS not in by_type[ChunkType.TEXT]
 
 
 def test_kinds_override_per_type() -> None:

@@ -231,6 +231,20 @@ def test_a_writer_lock_is_per_source_and_dies_with_its_holder(postgres_cluster: 
     holder.close()
 
 
+def test_a_group_of_sources_is_locked_at_once(postgres_cluster: Any) -> None:
+    url = postgres_cluster.fresh_url()
+    with PostgresChunkStore(url) as one, PostgresChunkStore(url) as other:
+        with one.writing_sources(["b", "a", "a"]):
+            for source in ("a", "b"):
+                with other.writing(source, wait=False) as elsewhere:
+                    assert not elsewhere
+            with other.writing("c", wait=False) as free:
+                assert free
+        for source in ("a", "b"):
+            with other.writing(source, wait=False) as released:
+                assert released
+
+
 def test_two_writers_of_different_sources_at_once(postgres_cluster: Any, tests_data: Path) -> None:
     url = postgres_cluster.fresh_url()
     pages = real_chunks(tests_data)

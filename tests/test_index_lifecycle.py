@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -72,10 +72,14 @@ class Index:
     store: ChunkStore
     collection: Any
     added: list[str] = field(default_factory=list)
+    known: list[dict[str, Sequence[float]]] = field(default_factory=list)
     fail_add: bool = False
     fail_delete: bool = False
 
-    def add(self, records: Sequence[VectorRecord]) -> None:
+    def add(
+        self, records: Sequence[VectorRecord], *, known: Mapping[str, Sequence[float]] | None = None
+    ) -> None:
+        self.known.append(dict(known or {}))
         if self.fail_add:
             records = records[: len(records) // 2]
         # As the real backends: each record replaces what its id held, metadata included
@@ -442,7 +446,7 @@ def test_vector_metadata_carries_filter_keys_not_structure(
     write_chunks(chunks, store=index.store, backend=index, id_key=id_key)
 
     metadatas = index.collection.get(include=["metadatas"])["metadatas"]
-    assert {m["representation"] for m in metadatas} >= {"raw", "question", "summary"}
+    assert {m["representation"] for m in metadatas} >= {"raw", "keywords"}
     for metadata in metadatas:
         chunk = by_id[metadata[id_key]]
         assert metadata["representation"] in KINDS

@@ -45,7 +45,7 @@ from procedure_rag._representations.cache import RepresentationCache
 from procedure_rag._representations.llm.generator import LLMGenerator
 from procedure_rag._representations.llm.prompts import PROMPT_TEXTS
 from procedure_rag._representations.offline.generator import generate_representations
-from procedure_rag._representations.types import Representation, RepresentationKind
+from procedure_rag._representations.types import DEFAULT_KINDS, Representation, RepresentationKind
 
 K = RepresentationKind
 LANGUAGES = ("en", "ja")
@@ -373,7 +373,7 @@ def test_a_failing_model_falls_back_with_nothing_lost(pages: dict[str, str], lan
     chunks = core_chunks(pages[lang], lang)
     llm = generator(RunnableLambda(failing))
     reps = llm.generate(chunks)
-    offline = generate_representations(chunks)
+    offline = generate_representations(chunks, defaults=DEFAULT_KINDS)  # a model's kinds, made offline
     assert keys(reps) == keys(offline)
     assert [r.text for r in reps] == [r.text for r in offline]
     assert all(r.fallback for r in model_reps(reps))

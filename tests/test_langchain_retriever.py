@@ -118,10 +118,10 @@ def test_every_fusion_returns_k_distinct_chunks(index_dir: Path, fusion: str) ->
 
 
 def test_kind_filter_keeps_only_those_representations(index_dir: Path) -> None:
-    hits = _open(index_dir, k=3, kinds=["question"]).invoke("How do I reset the device?")
+    hits = _open(index_dir, k=3, kinds=["keywords"]).invoke("How do I reset the device?")
     assert hits
     for hit in hits:
-        assert {m["kind"] for m in json.loads(hit.metadata["matched"])} == {"question"}
+        assert {m["kind"] for m in json.loads(hit.metadata["matched"])} == {"keywords"}
 
 
 def test_metadata_filter_goes_to_the_store(index_dir: Path) -> None:

@@ -38,7 +38,8 @@ from procedure_rag._models.text_model import ImagePart, Message
 from procedure_rag._representations.cache import RepresentationCache
 from procedure_rag._representations.llm.generator import LLMGenerator
 from procedure_rag._representations.llm.prompts import PROMPT_TEXTS
-from procedure_rag._representations.types import Representation, RepresentationKind
+from procedure_rag._representations.offline.generator import generate_representations
+from procedure_rag._representations.types import DEFAULT_KINDS, Representation, RepresentationKind
 
 K = RepresentationKind
 LANGUAGES = ("en", "ja")
@@ -248,10 +249,10 @@ def test_a_failing_llm_falls_back_with_nothing_lost(nodes: dict[str, list[BaseNo
     llm = ScriptedLLM(fail=True)
     generator = LLMGenerator(LlamaIndexModel(llm), retries=1, backoff=0.0)
     chunk_nodes = nodes[lang]
-    reps = representations_to_index_nodes(
-        generator.generate([chunk_from_metadata(n.get_content(), n.metadata) for n in chunk_nodes])
-    )
-    offline = generate_representation_nodes(chunk_nodes)
+    chunks = [chunk_from_metadata(n.get_content(), n.metadata) for n in chunk_nodes]
+    reps = representations_to_index_nodes(generator.generate(chunks))
+    # A model's kinds, made offline.
+    offline = representations_to_index_nodes(generate_representations(chunks, defaults=DEFAULT_KINDS))
     assert [(n.node_id, n.get_content()) for n in reps] == [(n.node_id, n.get_content()) for n in offline]
     assert all(n.metadata["fallback"] for n in reps if n.metadata["representation"] != "raw")
     assert llm.received

@@ -382,13 +382,13 @@ def test_kind_filter_counts_only_those_kinds(
 ) -> None:
     folder, _ = quality_index
     retriever = ProcedureMultiVectorRetriever.from_persist_directory(
-        folder, embed_model=nano, k=4, kinds=["question"]
+        folder, embed_model=nano, k=4, kinds=["keywords"]
     )
 
     hits = retriever.retrieve("How do I hard-restart HoloLens 2?")
 
     assert len(hits) == 4
-    assert {entry["kind"] for hit in hits for entry in _matched(hit)} == {"question"}
+    assert {entry["kind"] for hit in hits for entry in _matched(hit)} == {"keywords"}
 
 
 def test_metadata_filters_reach_the_store(

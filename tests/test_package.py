@@ -129,7 +129,8 @@ _LANGCHAIN_ONLY = textwrap.dedent(
 
     from langchain_core.documents import Document
     from langchain_procedures import ProcedureTextSplitter
-    from procedure_rag import ChromaIndex, chunk_metadata, generate_representations, load_offline_model
+    from procedure_rag import (ChromaIndex, DEFAULT_KINDS, chunk_metadata, generate_representations,
+                               load_offline_model)
     from procedure_rag._core_api import MEMORY, ChunkStore, stored_chunk
 
     splitter = ProcedureTextSplitter.from_tiktoken_encoder(chunk_size=60, add_start_index=True)
@@ -141,7 +142,8 @@ _LANGCHAIN_ONLY = textwrap.dedent(
     assert all(d.metadata["chunk_type"] == "procedure" for d in docs), docs
 
     english = [c for c in splitter._chunker.chunk(en, source_id="en.md") if c.level.value == "child"]
-    kinds = {{r.kind.value for r in generate_representations(english)}}
+    # Every kind a procedure can get (the offline default makes raw and keywords only).
+    kinds = {{r.kind.value for r in generate_representations(english, defaults=DEFAULT_KINDS)}}
     assert {{"raw", "question", "summary", "keywords"}} <= kinds, kinds
 
     # The lexical index without numpy: FTS5 answers.
@@ -239,6 +241,7 @@ PUBLIC_NAMES = {
         "Lexicon",
         "Message",
         "ModelReply",
+        "OFFLINE_KINDS",
         "OfflineEmbedder",
         "ProcedureChunker",
         "ProcedureStep",

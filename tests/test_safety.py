@@ -36,7 +36,13 @@ from langchain_procedures import ProcedureTextSplitter
 from langchain_procedures._docstore import ProcedureDocStore
 from llama_index_procedures import ProcedureMultiVectorRetriever as LlamaIndexRetriever
 from llama_index_procedures import ProcedureNodeParser
-from procedure_rag import ProcedureChunker, chunk_metadata, load_offline_model
+from procedure_rag import (
+    DEFAULT_KINDS,
+    ProcedureChunker,
+    chunk_metadata,
+    generate_representations,
+    load_offline_model,
+)
 from procedure_rag._chroma.collection import DEFAULT_COLLECTION, ChromaTarget, docstore_path
 from procedure_rag._chroma.index import ChromaIndex
 from procedure_rag._metadata import document_value, is_filter_key
@@ -477,7 +483,8 @@ def _core_index(folder: Path, embedder: RememberingEmbedder, extra: Mapping[str,
         for c in _chunks(page)
     ]
     with ChromaIndex.open(folder, embedder=embedder) as index:
-        index.add(chunks)
+        # Every kind (questions and summaries too): the document keys reach every vector.
+        index.add(chunks, lambda children: generate_representations(children, defaults=DEFAULT_KINDS))
 
 
 def _core_results(folder: Path, embedder: RememberingEmbedder, where: Mapping[str, Any] | None) -> list[Any]:

@@ -45,8 +45,13 @@ class VectorStoreBackend:
 
     vectorstore: VectorStore
 
-    def add(self, records: Sequence[VectorRecord]) -> None:
-        """Embed and store ``records`` (ids kept, so a rerun overwrites)."""
+    def add(
+        self,
+        records: Sequence[VectorRecord],
+        *,
+        known: Mapping[str, Sequence[float]] | None = None,
+    ) -> None:
+        """Embed and store ``records`` (ids kept, so a rerun overwrites); the store embeds them itself."""
         for start in range(0, len(records), _ADD_BATCH):
             batch = records[start : start + _ADD_BATCH]
             ids = [record.vector_id for record in batch]

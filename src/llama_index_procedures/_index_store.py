@@ -57,6 +57,7 @@ from procedure_rag._core_api import (
     check_dimension,
     cosine_from_relevance,
     describe_model,
+    embed_texts,
     stored_chunk,
     upsert,
 )
@@ -184,14 +185,25 @@ class IndexBackend:
         self._identity = identity
         self._id_key = id_key
 
-    def add(self, records: Sequence[VectorRecord]) -> list[list[float]]:
+    def add(
+        self, records: Sequence[VectorRecord], *, known: Mapping[str, Sequence[float]] | None = None
+    ) -> list[list[float]]:
         """Embed and store ``records``, replacing any with the same ids; return their embeddings.
+
+        Each distinct text is embedded once (shortest first), and not at all when ``known``
+        (the index's own vectors, by text) holds it.
 
         Raises:
             EmbeddingMismatchError: When the model gives a vector of another dimension.
         """
         nodes = [representation_node(record, str(record.metadata[self._id_key])) for record in records]
-        vectors = self._embed_model.get_text_embedding_batch([record.text for record in records])
+        # One call: the model batches by its own embed_batch_size.
+        vectors = embed_texts(
+            [record.text for record in records],
+            self._embed_model.get_text_embedding_batch,
+            known=known,
+            batch_size=max(1, len(records)),
+        )
         for node, vector in zip(nodes, vectors, strict=True):
             check_dimension(self._identity, len(vector), f"the embedding of representation {node.node_id!r}")
             node.embedding = vector

@@ -33,7 +33,12 @@ if TYPE_CHECKING:
         generate_representations,
         iter_representations,
     )
-    from procedure_rag._representations.types import DEFAULT_KINDS, Representation, RepresentationKind
+    from procedure_rag._representations.types import (
+        DEFAULT_KINDS,
+        OFFLINE_KINDS,
+        Representation,
+        RepresentationKind,
+    )
     from procedure_rag._types import (
         SCHEMA_VERSION,
         BBox,
@@ -86,6 +91,7 @@ _EXPORTS = {
     "generate_representations": "procedure_rag._representations.offline.generator",
     "iter_representations": "procedure_rag._representations.offline.generator",
     "DEFAULT_KINDS": "procedure_rag._representations.types",
+    "OFFLINE_KINDS": "procedure_rag._representations.types",
     "Representation": "procedure_rag._representations.types",
     "RepresentationKind": "procedure_rag._representations.types",
     "SCHEMA_VERSION": "procedure_rag._types",
@@ -109,6 +115,7 @@ __all__ = [
     "FORMATS",
     "JAPANESE",
     "LEXICONS",
+    "OFFLINE_KINDS",
     "SCHEMA_VERSION",
     "STRUCTURAL_KEYS",
     "BBox",

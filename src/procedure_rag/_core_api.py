@@ -39,8 +39,9 @@ if TYPE_CHECKING:
     # What holds something open: the context-manager half of the retrievers.
     from procedure_rag._closing import Closing
 
-    # Embedding models: the default offline model, the identity an index records, and the
-    # error for another model.
+    # Embedding models: many texts embedded at once (each distinct text once, known ones reused),
+    # the default offline model, the identity an index records, and the error for another model.
+    from procedure_rag._models.embedding_batches import embed_texts
     from procedure_rag._models.embeddings import default_model_name
     from procedure_rag._models.identity import (
         PROBE_TEXT,
@@ -105,6 +106,7 @@ _EXPORTS = {
     "DEFAULT_MAX_INPUT_CHARS": "procedure_rag._chunking.options",
     "DEFAULT_MAX_JSON_DEPTH": "procedure_rag._chunking.options",
     "Closing": "procedure_rag._closing",
+    "embed_texts": "procedure_rag._models.embedding_batches",
     "default_model_name": "procedure_rag._models.embeddings",
     "PROBE_TEXT": "procedure_rag._models.identity",
     "EmbeddingIdentity": "procedure_rag._models.identity",
@@ -188,6 +190,7 @@ __all__ = [
     "default_model_name",
     "describe_model",
     "docstore_path",
+    "embed_texts",
     "is_postgres_url",
     "iter_document_chunks",
     "iter_record_groups",

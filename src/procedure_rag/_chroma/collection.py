@@ -37,6 +37,7 @@ __all__ = [
     "check_dimension",
     "copy_collection",
     "docstore_path",
+    "held_records",
     "open_collection",
     "read_retrying",
     "upsert",
@@ -189,6 +190,34 @@ def check_dimension(identity: EmbeddingIdentity, vector_length: int, what: str) 
         raise EmbeddingMismatchError(msg)
 
 
+#: What the collection holds under an id: its document, metadata and vector.
+Held = tuple[str | None, dict[str, Any], Sequence[float] | None]
+
+
+def held_records(collection: Any, ids: Sequence[str]) -> dict[str, Held]:  # noqa: ANN401 - chromadb.Collection
+    """``id -> (document, metadata, vector)`` of the records the collection holds among ``ids``.
+
+    Read :data:`UPSERT_BATCH` ids at a time; ids not held are missing from the answer.
+    """
+    held: dict[str, Held] = {}
+    for start in range(0, len(ids), UPSERT_BATCH):
+        part = list(ids[start : start + UPSERT_BATCH])
+        stored = collection.get(ids=part, include=["metadatas", "documents", "embeddings"])
+        found = list(stored["ids"])
+        stored_metadatas = stored.get("metadatas") or [None] * len(found)
+        stored_documents = stored.get("documents") or [None] * len(found)
+        stored_vectors = stored.get("embeddings")
+        if stored_vectors is None:
+            stored_vectors = [None] * len(found)
+        held.update(
+            (vector_id, (document, dict(metadata or {}), vector))
+            for vector_id, document, metadata, vector in zip(
+                found, stored_documents, stored_metadatas, stored_vectors, strict=True
+            )
+        )
+    return held
+
+
 def upsert(
     collection: Any,  # noqa: ANN401 - chromadb.Collection
     *,
@@ -196,6 +225,7 @@ def upsert(
     embeddings: Sequence[Sequence[float]],
     metadatas: Sequence[Mapping[str, Any]],
     documents: Sequence[str],
+    held: Mapping[str, Held] | None = None,
 ) -> list[list[float]]:
     """Write records by id, each replacing the record stored under its id, metadata included.
 
@@ -216,18 +246,21 @@ def upsert(
 
     Records go :data:`UPSERT_BATCH` at a time. A ``None`` metadata value is written as
     ``""``, as ``ChromaVectorStore.add`` writes it (Chroma refuses ``None`` there; here it
-    is what removes a key).
+    is what removes a key). ``held`` is what :func:`held_records` read for ``ids`` just
+    before (a caller that read it to reuse vectors); ``None`` reads it here.
 
     Returns:
         The vectors the collection holds for ``ids`` afterwards, in order: a kept vector
         is returned rather than the new one, so a ledger records what Chroma holds.
     """
-    held: list[list[float]] = []
+    result: list[list[float]] = []
     for start in range(0, len(ids), UPSERT_BATCH):
         batch = slice(start, start + UPSERT_BATCH)
         written = [{key: "" if v is None else v for key, v in m.items()} for m in metadatas[batch]]
-        held += _upsert_batch(collection, _Records(ids[batch], embeddings[batch], written, documents[batch]))
-    return held
+        records = _Records(ids[batch], embeddings[batch], written, documents[batch])
+        stored = held_records(collection, records.ids) if held is None else held
+        result += _upsert_batch(collection, records, stored)
+    return result
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,23 +273,10 @@ class _Records:
     documents: Sequence[str]
 
 
-def _upsert_batch(collection: Any, records: _Records) -> list[list[float]]:  # noqa: ANN401 - chromadb.Collection
-    """:func:`upsert` for one batch."""
+def _upsert_batch(collection: Any, records: _Records, held: Mapping[str, Held]) -> list[list[float]]:  # noqa: ANN401
+    """:func:`upsert` for one batch, given what the collection holds under its ids."""
     ids, embeddings, documents = records.ids, records.embeddings, records.documents
     metadatas = records.metadatas
-    stored = collection.get(ids=list(ids), include=["metadatas", "documents", "embeddings"])
-    found = list(stored["ids"])
-    stored_metadatas = stored.get("metadatas") or [None] * len(found)
-    stored_documents = stored.get("documents") or [None] * len(found)
-    stored_vectors = stored.get("embeddings")
-    if stored_vectors is None:
-        stored_vectors = [None] * len(found)
-    held = {
-        vector_id: (document, dict(metadata or {}), vector)
-        for vector_id, document, metadata, vector in zip(
-            found, stored_documents, stored_metadatas, stored_vectors, strict=True
-        )
-    }
     result = [list(vector) for vector in embeddings]
     written: list[int] = []  # new ids, or a new vector or text under a stored id
     changed: list[int] = []  # the stored vector and text kept, the metadata replaced

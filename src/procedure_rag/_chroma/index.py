@@ -16,7 +16,7 @@ retriever uses on the layout too.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, Self
 
@@ -25,12 +25,14 @@ from procedure_rag._chroma.collection import (
     ID_KEY,
     ChromaTarget,
     docstore_path,
+    held_records,
     open_collection,
     upsert,
 )
 from procedure_rag._chroma.queries import Where, chroma_search
 from procedure_rag._closing import Closing
 from procedure_rag._errors import DocstoreError
+from procedure_rag._models.embedding_batches import embed_texts
 from procedure_rag._models.embeddings import OfflineEmbedder
 from procedure_rag._models.identity import PROBE_TEXT, EmbeddingIdentity, describe_model
 from procedure_rag._retrieval.passes import VectorFilter, lexical_pass, rescore_pass
@@ -43,7 +45,8 @@ from procedure_rag._store.writer import IndexReport, RepresentationSource, Vecto
 
 __all__ = ["ChromaIndex", "CollectionBackend", "Embedder", "IndexStats", "Progress"]
 
-#: ``(vectors embedded so far, vectors to embed)``, called after each batch.
+#: ``(vectors ready so far, vectors to write)``, called after each model call (and once for
+#: vectors reused without one).
 Progress = Callable[[int, int], None]
 
 _DEFAULT_BATCH = 64
@@ -80,7 +83,13 @@ class IndexStats:
 
 
 class CollectionBackend:
-    """The writer's vector backend over a collection: embeds in batches, upserts, reports."""
+    """The writer's vector backend over a collection: embeds what is new, upserts, reports.
+
+    A record whose id the collection holds with the same text keeps that vector (a run
+    killed after writing it is not embedded again); a text given in ``known`` (by the
+    writer: from the ledger) is not embedded either; every other distinct text is embedded
+    once, shortest first, ``batch_size`` per model call (:func:`embed_texts`).
+    """
 
     def __init__(
         self,
@@ -98,27 +107,41 @@ class CollectionBackend:
         self._progress = progress
         self.done = 0
 
-    def add(self, records: Sequence[VectorRecord]) -> list[list[float]]:
-        made: list[list[float]] = []
-        for start in range(0, len(records), self._batch_size):
-            batch = records[start : start + self._batch_size]
-            texts = [record.text for record in batch]
-            # What the collection holds afterwards: a vector a killed run stored is kept.
-            held = upsert(
-                self._collection,
-                ids=[record.vector_id for record in batch],
-                embeddings=self._embedder.embed_documents(texts),
-                documents=texts,
-                metadatas=[dict(record.metadata) for record in batch],
-            )
-            made.extend(held)
-            self.done += len(batch)
-            if self._progress is not None:
-                # The total counts vectors not yet in the index; a chunk whose metadata
-                # alone changed is embedded again under the same ids, beyond that count.
-                self._total = max(self._total, self.done)
-                self._progress(self.done, self._total)
-        return made
+    def add(
+        self, records: Sequence[VectorRecord], *, known: Mapping[str, Sequence[float]] | None = None
+    ) -> list[list[float]]:
+        ids = [record.vector_id for record in records]
+        texts = [record.text for record in records]
+        held = held_records(self._collection, ids)
+        reuse = dict(known or {})
+        for vector_id, text in zip(ids, texts, strict=True):
+            document, _, vector = held.get(vector_id, (None, {}, None))
+            if document == text and vector is not None:
+                reuse.setdefault(text, vector)
+        vectors = embed_texts(
+            texts,
+            self._embedder.embed_documents,
+            known=reuse,
+            batch_size=self._batch_size,
+            on_batch=self._advance,
+        )
+        # What the collection holds afterwards: a vector a killed run stored is kept.
+        return upsert(
+            self._collection,
+            ids=ids,
+            embeddings=vectors,
+            documents=texts,
+            metadatas=[dict(record.metadata) for record in records],
+            held=held,
+        )
+
+    def _advance(self, vectors: int) -> None:
+        self.done += vectors
+        if self._progress is not None:
+            # The total counts vectors not yet in the index; a chunk whose metadata
+            # alone changed is written again under the same ids, beyond that count.
+            self._total = max(self._total, self.done)
+            self._progress(self.done, self._total)
 
     def delete(self, ids: Sequence[str]) -> None:
         for start in range(0, len(ids), self._batch_size * 16):
@@ -317,8 +340,9 @@ class ChromaIndex(Closing):
                 not among ``chunks``. Nothing is written then.
         """
         made = make_representations(chunks, representations)
-        live = set(self._store.vector_ids())
-        total = len({rep.representation_id for rep in made} - live)
+        total = 0
+        if progress is not None:
+            total = len({rep.representation_id for rep in made} - set(self._store.vector_ids()))
         backend = CollectionBackend(
             self._collection, self._embedder, batch_size=self._batch_size, total=total, progress=progress
         )

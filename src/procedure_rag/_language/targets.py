@@ -184,13 +184,17 @@ _PATH = re.compile(
     r"(?P<path>[^\s>、。,，(（)）]+(?:[ \u3000][^\s>、。,，(（)）]+){0,3}"
     r"(?:\s*(?:-{1,2}>|>|→|⇒)\s*[^\s>、。,，(（)）]+(?:[ \u3000][^\s>、。,，(（)）]+){0,3})+)"
 )
+# What every separator of such a path holds ("->" and "-->" end with ">").
+_PATH_MARKS = (">", "→", "⇒")
 # Where the last item of an unmarked path ends.
 _PATH_END = re.compile(r",|\s(?:to|and|or|then|for)\s|\s*(?:を|に|の|から|で)")
 
 
 def _path_mentions(text: str, lexicon: Lexicon, asides: tuple[list[int], list[int]]) -> list[_Mention]:
     """Menu paths written without markup; the mention is the path, cut where its last item ends."""
-    out = []
+    out: list[_Mention] = []
+    if not any(sep in text for sep in _PATH_MARKS):
+        return out  # no separator, no path: _PATH would try every word of the text in vain
     for m in _PATH.finditer(text):
         start = m.start()
         path = m.group("path")

@@ -16,6 +16,7 @@ stopwords dropped, plain English words cut to their Snowball stems.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 import unicodedata
@@ -176,6 +177,14 @@ def _stem(word: str) -> str:
     """The English Snowball stem of a plain word; codes and numbers stay as they are."""
     if not word.isalpha():
         return word
+    return _snowball(word)
+
+
+# A manual's vocabulary is small and every chunk repeats it: the pure-Python Snowball
+# stemmer was most of the lexical index's cost (and of the writer's own).
+@functools.lru_cache(maxsize=1 << 16)
+def _snowball(word: str) -> str:
+    """The Snowball stem of ``word``, remembered."""
     stemmer = getattr(_STEMMER, "english", None)
     if stemmer is None:  # one per thread: a Snowball stemmer keeps state while it works
         stemmer = _STEMMER.english = snowballstemmer.stemmer("english")

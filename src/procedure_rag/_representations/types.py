@@ -17,6 +17,7 @@ from procedure_rag._types import ChunkType
 
 __all__ = [
     "DEFAULT_KINDS",
+    "OFFLINE_KINDS",
     "Representation",
     "RepresentationKind",
     "kinds_for",
@@ -38,7 +39,7 @@ class RepresentationKind(StrEnum):
 
 _K = RepresentationKind
 
-#: Kinds each chunk type gets by default.
+#: Kinds each chunk type gets from a model (``LLMGenerator``) by default.
 DEFAULT_KINDS: Mapping[ChunkType, tuple[RepresentationKind, ...]] = MappingProxyType(
     {
         ChunkType.PROCEDURE: (_K.RAW, _K.QUESTION, _K.SUMMARY, _K.KEYWORDS),
@@ -49,12 +50,32 @@ DEFAULT_KINDS: Mapping[ChunkType, tuple[RepresentationKind, ...]] = MappingProxy
     }
 )
 
+#: Kinds each chunk type gets from the deterministic (offline) generator by default: the
+#: kinds that did not cost retrieval quality on the dev sets
+#: (``benchmarks/results/retrieval_kinds.md``). Its questions and summaries come from the
+#: chunk's own heading, steps and sentences: beside the raw text (and the lexical index)
+#: each lowered answered@1 on HoloLens and E-Manual's answered@5, at four fifths of all
+#: vectors. A procedure's keywords added 5-7 points of answered@1 on HoloLens, 3 on the
+#: Japanese-native set, and lowered no metric of any set.
+OFFLINE_KINDS: Mapping[ChunkType, tuple[RepresentationKind, ...]] = MappingProxyType(
+    {
+        ChunkType.PROCEDURE: (_K.RAW, _K.KEYWORDS),
+        ChunkType.TEXT: (_K.RAW,),
+        ChunkType.TABLE: (_K.TABLE_SUMMARY, _K.RAW),
+        ChunkType.CODE: (_K.CODE_DOCSTRING, _K.RAW),
+        ChunkType.PICTURE: (_K.IMAGE_CAPTION,),
+    }
+)
+
 
 def kinds_for(
-    chunk_type: ChunkType, kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None
+    chunk_type: ChunkType,
+    kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None,
+    *,
+    defaults: Mapping[ChunkType, tuple[RepresentationKind, ...]] = DEFAULT_KINDS,
 ) -> tuple[RepresentationKind, ...]:
-    """The kinds a chunk of ``chunk_type`` gets (``kinds`` overrides the defaults per type)."""
-    table = DEFAULT_KINDS if kinds is None else {**DEFAULT_KINDS, **kinds}
+    """The kinds a chunk of ``chunk_type`` gets (``kinds`` overrides ``defaults`` per type)."""
+    table = defaults if kinds is None else {**defaults, **kinds}
     return table.get(chunk_type, (_K.RAW,))
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 from procedure_rag._closing import Closing
 from procedure_rag._models.identity import EmbeddingIdentity
@@ -160,6 +160,18 @@ class Docstore(Closing, ABC):
         yields ``True``: one indexing run at a time per file).
         """
         yield True
+
+    @contextmanager
+    def writing_sources(self, source_ids: Sequence[str]) -> Iterator[None]:
+        """Hold the writer locks of several sources at once, waiting for each.
+
+        They are taken in sorted order, so two writers locking overlapping groups queue
+        rather than deadlock. The writer holds a group's locks while it writes the group.
+        """
+        with ExitStack() as stack:
+            for source_id in sorted(set(source_ids)):
+                stack.enter_context(self.writing(source_id))
+            yield
 
     # -- index info -----------------------------------------------------------------
 

@@ -386,6 +386,22 @@ class PostgresChunkStore(Docstore):
                     with suppress(self._psycopg_errors.Error):
                         conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
 
+    @contextmanager
+    def writing_sources(self, source_ids: Sequence[str]) -> Iterator[None]:
+        """Hold the writer locks of several sources on one connection, taken in sorted order."""
+        keys = [f"{self.schema}/{source_id}" for source_id in sorted(set(source_ids))]
+        with self._db.connection(_WHAT) as conn:
+            held: list[str] = []
+            try:
+                for key in keys:
+                    conn.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (key,))
+                    held.append(key)
+                yield
+            finally:
+                with suppress(self._psycopg_errors.Error):
+                    for key in reversed(held):
+                        conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
+
     # -- index info -------------------------------------------------------------
 
     def set_info(self, key: str, value: Scalar) -> None:

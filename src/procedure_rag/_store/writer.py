@@ -7,9 +7,15 @@ source; for each source it
    write that died part way), except vectors this call writes again,
 2. records the vectors it is about to write (pending), writes the new ones to the
    vector store, each replacing (metadata included) what its id held (vectors already
-   live for an unchanged chunk are not embedded again),
+   live for an unchanged chunk are not written again, and a text the source's vectors
+   held before is not embedded again: its vector comes from the ledger),
 3. commits the source's chunks and live vectors to the docstore in one transaction,
 4. deletes the source's vectors that are no longer wanted.
+
+Sources are written in groups (:data:`WRITE_GROUP` vectors, or one larger source): the
+group's sources are locked together, their vectors go to the vector store in one
+``add`` (a vector store call costs tens of milliseconds whatever it holds, and a manual
+library has thousands of small documents), then each source commits on its own.
 
 So re-adding a document replaces its chunks and vectors, nothing stale stays, nothing
 is duplicated (ids are stable), and a run killed at any point is completed by the next.
@@ -19,8 +25,10 @@ implements over its framework's stores.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence, Set
-from dataclasses import dataclass
+from array import array
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from procedure_rag._metadata import (
@@ -62,6 +70,9 @@ FILTER_EXCLUDED_KEYS = frozenset(
 #: Longer string values are not copied onto vectors (filters compare short values).
 _MAX_FILTER_VALUE = 512
 
+#: Vectors a group of sources sends the vector store in one ``add`` (a larger source goes alone).
+WRITE_GROUP = 512
+
 #: Either representations made already, or a callable that makes them for chunks.
 RepresentationSource = Sequence[Representation] | Callable[[Sequence[Chunk]], Sequence[Representation]]
 
@@ -90,11 +101,15 @@ class VectorRecord:
 class VectorBackend(Protocol):
     """What the writer needs from a vector store; each adapter implements it."""
 
-    def add(self, records: Sequence[VectorRecord]) -> Sequence[Sequence[float]] | None:
+    def add(
+        self, records: Sequence[VectorRecord], *, known: Mapping[str, Sequence[float]] | None = None
+    ) -> Sequence[Sequence[float]] | None:
         """Embed and store ``records``, each replacing the record with its id (metadata included).
 
         The writer relies on it: what a killed run left under an id this run writes
-        again is not deleted first (see :func:`write_chunks`).
+        again is not deleted first (see :func:`write_chunks`). ``known`` holds vectors by
+        text that the index holds already (the same model made them): a backend that
+        embeds may take them instead of embedding those texts again.
 
         Returns:
             The embeddings, in the order of ``records``, when the backend made them
@@ -266,14 +281,17 @@ def write_chunks(
 
     # Leftovers this call writes again are replaced by the write, not deleted first.
     report = IndexReport(vectors_removed=_clean(store, backend, keep={r.vector_id for r in records}))
-    for source_id, source_chunks in by_source.items():
-        report += _write_source(
-            source_id,
-            chunks=source_chunks,
-            records=records_by_source.get(source_id, []),
+    reuse = _Reuse(Counter(r.text for r in records))
+    for group in _groups(by_source, records_by_source):
+        report += _write_group(
+            [
+                _Source(source_id, by_source[source_id], records_by_source.get(source_id, []))
+                for source_id in group
+            ],
             store=store,
             backend=backend,
             id_key=id_key,
+            reuse=reuse,
         )
     return report
 
@@ -330,59 +348,139 @@ def make_representations(
     return make(children)
 
 
-def _write_source(
-    source_id: str,
-    *,
-    chunks: Sequence[StoredChunk],
-    records: Sequence[VectorRecord],
-    store: Docstore,
-    backend: VectorBackend,
-    id_key: str,
-) -> IndexReport:
-    with store.writing(source_id):
-        return _write_locked(
-            source_id, chunks=chunks, records=records, store=store, backend=backend, id_key=id_key
-        )
+@dataclass(frozen=True, slots=True)
+class _Source:
+    """One source of a write: its chunks and the records of its child chunks."""
+
+    source_id: str
+    chunks: Sequence[StoredChunk]
+    records: Sequence[VectorRecord]
 
 
-def _write_locked(
-    source_id: str,
-    *,
-    chunks: Sequence[StoredChunk],
-    records: Sequence[VectorRecord],
-    store: Docstore,
-    backend: VectorBackend,
-    id_key: str,
-) -> IndexReport:
-    """:func:`_write_source` under the source's writing lock."""
-    live = set(store.vector_ids(source_id))
-    before = {found.chunk_id: found for found in store.get(c.chunk_id for c in chunks) if found is not None}
+@dataclass(slots=True)
+class _Reuse:
+    """Vectors embedded by this call for texts that later groups write again.
+
+    ``left`` counts each text's records not yet written; a vector is kept only while a
+    later record still needs it, so memory holds repeated texts, not every vector.
+    """
+
+    left: Counter[str]
+    vectors: dict[str, Sequence[float]] = field(default_factory=dict)
+
+    def written(self, records: Sequence[VectorRecord], vectors: Sequence[Sequence[float]] | None) -> None:
+        for position, record in enumerate(records):
+            self.left[record.text] -= 1
+            if self.left[record.text] > 0:
+                if vectors is not None:
+                    self.vectors.setdefault(record.text, vectors[position])
+            else:
+                self.vectors.pop(record.text, None)
+
+
+def _groups(
+    by_source: Mapping[str, Sequence[StoredChunk]], records_by_source: Mapping[str, Sequence[VectorRecord]]
+) -> Iterator[list[str]]:
+    """The sources in order, grouped until a group holds :data:`WRITE_GROUP` records."""
+    group: list[str] = []
+    size = 0
+    for source_id in by_source:
+        group.append(source_id)
+        size += len(records_by_source.get(source_id, ()))
+        if size >= WRITE_GROUP:
+            yield group
+            group, size = [], 0
+    if group:
+        yield group
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What one source of a group writes: the records to embed and store, and its live vectors."""
+
+    source: _Source
+    to_write: Sequence[VectorRecord]
+    vectors: Mapping[str, str]  # vector id -> chunk id, every record of the source
+
+
+def _plan(source: _Source, store: Docstore, id_key: str) -> _Plan:
+    """Which of a source's records go to the vector store (under its writing lock)."""
+    live = set(store.vector_ids(source.source_id))
+    before = {
+        found.chunk_id: found for found in store.get(c.chunk_id for c in source.chunks) if found is not None
+    }
     unchanged = {
         c.chunk_id
-        for c in chunks
+        for c in source.chunks
         if (old := before.get(c.chunk_id)) is not None
         and old.text == c.text
         and same_metadata(old.metadata, c.metadata)
     }
-    to_write = [r for r in records if r.vector_id not in live or str(r.metadata[id_key]) not in unchanged]
-    vectors = {r.vector_id: str(r.metadata[id_key]) for r in records}
-    store.begin_vectors(source_id, {r.vector_id: vectors[r.vector_id] for r in to_write})
-    written = backend.add(to_write) if to_write else None
-    embeddings = None if written is None else {r.vector_id: v for r, v in zip(to_write, written, strict=True)}
-    details = {r.vector_id: (r.kind, r.text) for r in records}
-    commit = store.commit_source(source_id, chunks, vectors, details=details, embeddings=embeddings)
-    _delete_vectors(store, backend, commit.stale_vectors)
-    result = commit.chunks
-    return IndexReport(
-        sources=(source_id,),
-        chunks_added=len(result.added),
-        chunks_updated=len(result.updated),
-        chunks_kept=len(result.kept),
-        chunks_removed=len(result.removed),
-        vectors_added=len(to_write),
-        vectors_kept=len(records) - len(to_write),
-        vectors_removed=len(commit.stale_vectors),
-    )
+    to_write = [
+        r for r in source.records if r.vector_id not in live or str(r.metadata[id_key]) not in unchanged
+    ]
+    return _Plan(source, to_write, {r.vector_id: str(r.metadata[id_key]) for r in source.records})
+
+
+def _ledger_vectors(
+    store: Docstore, source_ids: Sequence[str], texts: Set[str]
+) -> dict[str, Sequence[float]]:
+    """Vectors by text among ``texts`` that the sources' live vectors hold in the ledger."""
+    chunk_ids = [chunk_id for source_id in source_ids for chunk_id in store.ids_for_source(source_id)]
+    found: dict[str, Sequence[float]] = {}
+    for vector in store.vectors_of_chunks(chunk_ids):
+        if vector.embedding is not None and vector.text in texts and vector.text not in found:
+            found[vector.text] = array("f", vector.embedding).tolist()
+    return found
+
+
+def _write_group(
+    sources: Sequence[_Source], *, store: Docstore, backend: VectorBackend, id_key: str, reuse: _Reuse
+) -> IndexReport:
+    """Write a group of sources: one vector store ``add`` for all, then one commit per source."""
+    with store.writing_sources([source.source_id for source in sources]):
+        plans = [_plan(source, store, id_key) for source in sources]
+        for plan in plans:
+            store.begin_vectors(
+                plan.source.source_id, {r.vector_id: plan.vectors[r.vector_id] for r in plan.to_write}
+            )
+        to_write = [record for plan in plans for record in plan.to_write]
+        written: Sequence[Sequence[float]] | None = None
+        if to_write:
+            texts = {record.text for record in to_write}
+            known = {
+                **_ledger_vectors(store, [plan.source.source_id for plan in plans if plan.to_write], texts),
+                **{text: reuse.vectors[text] for text in texts & reuse.vectors.keys()},
+            }
+            written = backend.add(to_write, known=known)
+        writing = {record.vector_id for record in to_write}
+        reuse.written([r for plan in plans for r in plan.source.records if r.vector_id not in writing], None)
+        reuse.written(to_write, written)
+        embeddings = (
+            None if written is None else dict(zip((r.vector_id for r in to_write), written, strict=True))
+        )
+        report = IndexReport()
+        stale: list[str] = []
+        for plan in plans:
+            source = plan.source
+            details = {r.vector_id: (r.kind, r.text) for r in source.records}
+            commit = store.commit_source(
+                source.source_id, source.chunks, plan.vectors, details=details, embeddings=embeddings
+            )
+            stale += commit.stale_vectors
+            result = commit.chunks
+            report += IndexReport(
+                sources=(source.source_id,),
+                chunks_added=len(result.added),
+                chunks_updated=len(result.updated),
+                chunks_kept=len(result.kept),
+                chunks_removed=len(result.removed),
+                vectors_added=len(plan.to_write),
+                vectors_kept=len(source.records) - len(plan.to_write),
+                vectors_removed=len(commit.stale_vectors),
+            )
+        _delete_vectors(store, backend, stale)
+    return report
 
 
 def _clean(store: Docstore, backend: VectorBackend, *, keep: Set[str] = frozenset()) -> int:

@@ -16,7 +16,13 @@ from procedure_rag._representations.offline.keywords import keyword_words, keywo
 from procedure_rag._representations.offline.questions import questions
 from procedure_rag._representations.offline.summary import body_text, summary
 from procedure_rag._representations.offline.tables import parse_pipe_table, table_summary
-from procedure_rag._representations.types import Representation, RepresentationKind, kinds_for
+from procedure_rag._representations.types import (
+    DEFAULT_KINDS,
+    OFFLINE_KINDS,
+    Representation,
+    RepresentationKind,
+    kinds_for,
+)
 from procedure_rag._types import Chunk, ChunkType
 
 __all__ = ["DeterministicGenerator", "generate_representations", "iter_representations"]
@@ -61,15 +67,20 @@ _CONTENT_KINDS: tuple[tuple[RepresentationKind, Callable[[Chunk], bool]], ...] =
 
 
 def default_kinds(
-    chunk: Chunk, kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None
+    chunk: Chunk,
+    kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None,
+    *,
+    defaults: Mapping[ChunkType, tuple[RepresentationKind, ...]] = DEFAULT_KINDS,
 ) -> tuple[RepresentationKind, ...]:
     """The kinds ``chunk`` gets: its type's kinds, plus those its content calls for.
 
-    Content kinds (a table summary, a code docstring, an image caption for a chunk
-    holding a table, code or pictures) are added only when ``kinds`` does not set the
-    chunk's type explicitly.
+    The type's kinds are ``kinds``' for the types it names, else ``defaults``'
+    (:data:`DEFAULT_KINDS`, a model's; the deterministic generator passes
+    :data:`OFFLINE_KINDS`). Content kinds (a table summary, a code docstring, an image
+    caption for a chunk holding a table, code or pictures) are added only when ``kinds``
+    does not set the chunk's type explicitly.
     """
-    base = kinds_for(chunk.chunk_type, kinds)
+    base = kinds_for(chunk.chunk_type, kinds, defaults=defaults)
     if kinds is not None and chunk.chunk_type in kinds:
         return base
     extra = tuple(kind for kind, holds in _CONTENT_KINDS if kind not in base and holds(chunk))
@@ -79,19 +90,31 @@ def default_kinds(
 class DeterministicGenerator:
     """Makes every representation kind from the chunk alone, offline.
 
+    By default a chunk gets the kinds :data:`OFFLINE_KINDS` gives its type (a procedure
+    its raw text and keywords), plus those its content calls for; every kind can be asked
+    for by name.
+
     Args:
-        kinds: Kinds per chunk type, overriding :data:`DEFAULT_KINDS` for the types
-            it names.
+        kinds: Kinds per chunk type, overriding ``defaults`` for the types it names.
+        defaults: The kinds per type before ``kinds``: :data:`OFFLINE_KINDS`, or
+            :data:`DEFAULT_KINDS` for every kind a model would write (questions and
+            summaries too).
     """
 
     identity = "deterministic"
 
-    def __init__(self, *, kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None,
+        defaults: Mapping[ChunkType, tuple[RepresentationKind, ...]] = OFFLINE_KINDS,
+    ) -> None:
         self._kinds = dict(kinds) if kinds is not None else None
+        self._defaults = defaults
 
     def kinds(self, chunk: Chunk) -> tuple[RepresentationKind, ...]:
         """The kinds :meth:`generate` makes for ``chunk`` when none are asked for."""
-        return default_kinds(chunk, self._kinds)
+        return default_kinds(chunk, self._kinds, defaults=self._defaults)
 
     def generate(
         self, chunk: Chunk, kinds: Iterable[RepresentationKind] | None = None
@@ -130,21 +153,29 @@ class DeterministicGenerator:
 
 
 def iter_representations(
-    chunks: Iterable[Chunk], *, kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None
+    chunks: Iterable[Chunk],
+    *,
+    kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None,
+    defaults: Mapping[ChunkType, tuple[RepresentationKind, ...]] = OFFLINE_KINDS,
 ) -> Iterator[Representation]:
     """Yield the deterministic representations of each chunk, chunk by chunk.
 
     Args:
         chunks: Chunks, children and parents alike.
-        kinds: Kinds per chunk type, overriding :data:`DEFAULT_KINDS` for the types it names.
+        kinds: Kinds per chunk type, overriding ``defaults`` for the types it names.
+        defaults: :data:`OFFLINE_KINDS`, or :data:`DEFAULT_KINDS` for every kind a model
+            would write.
     """
-    generator = DeterministicGenerator(kinds=kinds)
+    generator = DeterministicGenerator(kinds=kinds, defaults=defaults)
     for chunk in chunks:
         yield from generator.generate(chunk)
 
 
 def generate_representations(
-    chunks: Iterable[Chunk], *, kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None
+    chunks: Iterable[Chunk],
+    *,
+    kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None,
+    defaults: Mapping[ChunkType, tuple[RepresentationKind, ...]] = OFFLINE_KINDS,
 ) -> list[Representation]:
     """Return :func:`iter_representations` as a list."""
-    return list(iter_representations(chunks, kinds=kinds))
+    return list(iter_representations(chunks, kinds=kinds, defaults=defaults))
