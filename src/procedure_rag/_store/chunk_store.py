@@ -18,6 +18,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 
 from procedure_rag._models.identity import EmbeddingIdentity
 from procedure_rag._store.docstore import Docstore
@@ -40,6 +41,7 @@ from procedure_rag._store.records import (
     decode_chunk,
     dumps,
     plan_replace,
+    record_embedding,
     record_rows,
     schema_version_error,
 )
@@ -315,14 +317,7 @@ class ChunkStore(VectorLedger, Docstore):
         """
         with self._lock:
             conn = self._connection()
-            version = _get_info(conn, SCHEMA_VERSION_KEY)
-            model = _get_info(conn, EMBEDDING_MODEL_KEY)
-            dimension = _get_info(conn, EMBEDDING_DIMENSION_KEY)
-        return IndexInfo(
-            schema_version=int(version) if isinstance(version, int) else STORE_SCHEMA_VERSION,
-            embedding_model=model if isinstance(model, str) else None,
-            embedding_dimension=dimension if isinstance(dimension, int) else None,
-        )
+            return IndexInfo.read(partial(_get_info, conn))
 
     def check_embedding(self, identity: EmbeddingIdentity) -> None:
         """Record the embedding model on first use; afterwards, insist on the same one.
@@ -339,15 +334,10 @@ class ChunkStore(VectorLedger, Docstore):
                 dimension (the message names both).
             ValueError: When the store is closed.
         """
-        keys = identity.to_metadata()
         with self._lock, self._transaction() as conn:
-            stored = {key: value for key in keys if (value := _get_info(conn, key)) is not None}
-            recorded = EmbeddingIdentity.from_metadata(stored)
-            if recorded is None:
-                for key, value in keys.items():
-                    _set_info(conn, key, value)
-                return
-        recorded.check_same(identity, f"the index at {self._path!r}")
+            recorded = record_embedding(identity, partial(_get_info, conn), partial(_set_info, conn))
+        if recorded is not None:
+            recorded.check_same(identity, f"the index at {self._path!r}")
 
 
 def _open_schema(conn: sqlite3.Connection, path: str) -> None:

@@ -28,6 +28,7 @@ import json
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
+from functools import partial
 from typing import Any
 
 from procedure_rag._language.words import lexical_terms
@@ -38,10 +39,7 @@ from procedure_rag._store.lexical_index import LexicalHit, is_parent_metadata
 from procedure_rag._store.lexical_memory import MemoryLexicon
 from procedure_rag._store.postgres import PostgresConnection
 from procedure_rag._store.records import (
-    EMBEDDING_DIMENSION_KEY,
-    EMBEDDING_MODEL_KEY,
     SCHEMA_VERSION_KEY,
-    STORE_SCHEMA_VERSION,
     IndexInfo,
     ReplaceResult,
     Row,
@@ -53,6 +51,7 @@ from procedure_rag._store.records import (
     decode_chunk,
     dumps,
     plan_replace,
+    record_embedding,
     record_rows,
 )
 
@@ -421,14 +420,7 @@ class PostgresChunkStore(Docstore):
     def index_info(self) -> IndexInfo:
         """The schema version and the recorded embedding model and dimension."""
         with self._db.connection(_WHAT) as conn:
-            version = _get_info(conn, SCHEMA_VERSION_KEY)
-            model = _get_info(conn, EMBEDDING_MODEL_KEY)
-            dimension = _get_info(conn, EMBEDDING_DIMENSION_KEY)
-        return IndexInfo(
-            schema_version=int(version) if isinstance(version, int) else STORE_SCHEMA_VERSION,
-            embedding_model=model if isinstance(model, str) else None,
-            embedding_dimension=dimension if isinstance(dimension, int) else None,
-        )
+            return IndexInfo.read(partial(_get_info, conn))
 
     def check_embedding(self, identity: EmbeddingIdentity) -> None:
         """Record the embedding model on first use; afterwards, insist on the same one.
@@ -436,18 +428,13 @@ class PostgresChunkStore(Docstore):
         Raises:
             EmbeddingMismatchError: When the store was built with another model or dimension.
         """
-        keys = identity.to_metadata()
         with self._write() as conn:
             conn.execute(
                 "SELECT pg_advisory_xact_lock(hashtext('procedure_rag:info'), hashtext(%s))", (self.schema,)
             )
-            stored = {key: value for key in keys if (value := _get_info(conn, key)) is not None}
-            recorded = EmbeddingIdentity.from_metadata(stored)
-            if recorded is None:
-                for key, value in keys.items():
-                    _set_info(conn, key, value)
-                return
-        recorded.check_same(identity, f"the index at {self.location!r}")
+            recorded = record_embedding(identity, partial(_get_info, conn), partial(_set_info, conn))
+        if recorded is not None:
+            recorded.check_same(identity, f"the index at {self.location!r}")
 
 
 class _PostgresWords:

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TypeAlias
+
+from procedure_rag._models.identity import EmbeddingIdentity
 
 __all__ = [
     "EMBEDDING_DIMENSION_KEY",
@@ -136,6 +138,37 @@ class IndexInfo:
     schema_version: int
     embedding_model: str | None
     embedding_dimension: int | None
+
+    @classmethod
+    def read(cls, get: Callable[[str], Scalar | None]) -> IndexInfo:
+        """The record a store's ``info`` table holds, each key read with ``get``."""
+        version = get(SCHEMA_VERSION_KEY)
+        model = get(EMBEDDING_MODEL_KEY)
+        dimension = get(EMBEDDING_DIMENSION_KEY)
+        return cls(
+            schema_version=int(version) if isinstance(version, int) else STORE_SCHEMA_VERSION,
+            embedding_model=model if isinstance(model, str) else None,
+            embedding_dimension=dimension if isinstance(dimension, int) else None,
+        )
+
+
+def record_embedding(
+    identity: EmbeddingIdentity,
+    get: Callable[[str], Scalar | None],
+    put: Callable[[str, Scalar], None],
+) -> EmbeddingIdentity | None:
+    """Record ``identity`` in a store's ``info`` table if no model is recorded yet.
+
+    Returns:
+        The model recorded before, for the caller to check against ``identity`` once its
+        transaction is over; ``None`` when ``identity`` was recorded now.
+    """
+    keys = identity.to_metadata()
+    recorded = EmbeddingIdentity.from_metadata({k: v for k in keys if (v := get(k)) is not None})
+    if recorded is None:
+        for key, value in keys.items():
+            put(key, value)
+    return recorded
 
 
 def check_record(chunk_id: object, text: object, metadata: object) -> None:
