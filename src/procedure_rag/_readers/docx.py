@@ -37,13 +37,13 @@ from xml.etree import ElementTree as ET
 
 from procedure_rag._errors import ReaderError
 from procedure_rag._readers.docx_numbering import Level, Numbering, W
-from procedure_rag._readers.draft import ElementDraft, element_id_for, list_id_for
+from procedure_rag._readers.draft import ElementDraft, list_id_for
 from procedure_rag._readers.ooxml import DOCUMENT_CONTENT_TYPES, Package, open_package, source_bytes
+from procedure_rag._readers.ooxml_writer import OfficeWriter
 from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
-from procedure_rag._readers.plaintext import iter_plain_text_within
 from procedure_rag._readers.registry import Source
 from procedure_rag._readers.tables import pipe_table
-from procedure_rag._types import ElementKind, LayoutElement, Span
+from procedure_rag._types import ElementKind, LayoutElement
 
 __all__ = ["NO_PAGES_HINT", "iter_docx", "read_docx"]
 
@@ -106,7 +106,7 @@ def read_docx(
             package.read_xml(parts["numbering"], _FORMAT) if "numbering" in parts else None
         )
         notes = _footnotes(package.read_xml(parts["footnotes"], _FORMAT) if "footnotes" in parts else None)
-        writer = _Writer(source_id, options, styles, numbering)
+        writer = _Writer(source_id=source_id, options=options, styles=styles, numbering=numbering)
         body = document.find(f"{W}body")
         writer.blocks(body if body is not None else document)
         writer.flush()
@@ -235,42 +235,20 @@ def _table_rows(table: ET.Element) -> list[list[str]]:
     return rows
 
 
-@dataclass
-class _Writer:
+@dataclass(kw_only=True)
+class _Writer(OfficeWriter):
     """The extracted text and the elements whose spans point into it, in reading order."""
 
-    source_id: str
-    options: ReaderOptions
     styles: dict[str, _Style]
     numbering: Numbering
-    parts: list[str] = field(default_factory=list)
-    elements: list[LayoutElement] = field(default_factory=list)
-    position: int = 0
-    pending: list[str] = field(default_factory=list)  # plain paragraphs, read together
     footnote_refs: list[str] = field(default_factory=list)
     lists: dict[str, str] = field(default_factory=dict)  # numId -> list id
     items: list[tuple[int, str, str]] = field(default_factory=list)  # open list items: ilvl, id, list id
-    runs: int = 0
-
-    @property
-    def text(self) -> str:
-        return "".join(self.parts)
 
     def add(self, draft: ElementDraft, shown: str | None = None) -> str:
-        """Append ``shown`` (the element as the text shows it) and the element spanning it; its id."""
-        self.flush()
-        shown = draft.text if shown is None else shown
-        order = len(self.elements)
+        """Append the element, marked as having no page (a .docx has none); its id."""
         draft.hints = (NO_PAGES_HINT, *draft.hints)
-        element_id = element_id_for(self.source_id, order)
-        span = Span(self.position, self.position + len(shown))
-        self.elements.append(draft.build(element_id, order, span=span))
-        self._write(shown + "\n\n")
-        return element_id
-
-    def _write(self, text: str) -> None:
-        self.parts.append(text)
-        self.position += len(text)
+        return self.append(draft, shown)
 
     def blocks(self, container: ET.Element) -> None:
         for child in container:
@@ -378,19 +356,7 @@ class _Writer:
         ``parent`` is the list item they belong to, if any (``list_id`` its list): their top
         elements' parent.
         """
-        if not self.pending:
-            return
-        text = "\n\n".join(self.pending)
-        self.pending = []
-        self.runs += 1
-        for element in iter_plain_text_within(
-            text,
-            source_id=self.source_id,
-            run_id=f"{self.source_id}#p{self.runs}",
-            offset=self.position,
-            first_order=len(self.elements),
-            options=self.options,
-        ):
+        for element in self.plain_run():
             self.elements.append(
                 replace(
                     element,
@@ -400,4 +366,3 @@ class _Writer:
                     hints=(NO_PAGES_HINT, *element.hints),
                 )
             )
-        self._write(text + "\n\n")

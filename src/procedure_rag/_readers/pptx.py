@@ -49,10 +49,10 @@ from typing import IO
 
 from procedure_rag._errors import ReaderError
 from procedure_rag._language.text import title_key
-from procedure_rag._readers.draft import ElementDraft, element_id_for, list_id_for
+from procedure_rag._readers.draft import ElementDraft, list_id_for
 from procedure_rag._readers.ooxml import PRESENTATION_CONTENT_TYPES, open_package, source_bytes
+from procedure_rag._readers.ooxml_writer import OfficeWriter
 from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
-from procedure_rag._readers.plaintext import iter_plain_text_within
 from procedure_rag._readers.pptx_bullets import A, AutoNumbers, ListStyle, resolve
 from procedure_rag._readers.pptx_deck import (
     FORMAT,
@@ -69,7 +69,7 @@ from procedure_rag._readers.pptx_deck import (
 )
 from procedure_rag._readers.registry import Source
 from procedure_rag._readers.tables import pipe_table
-from procedure_rag._types import BBox, ElementKind, LayoutElement, Span
+from procedure_rag._types import BBox, ElementKind, LayoutElement
 
 __all__ = ["NOTES_HINT", "iter_pptx", "read_pptx"]
 
@@ -112,7 +112,7 @@ def read_pptx(
         deck = Deck(package)
         slides = [deck.slide(number, part, section) for number, part, section in deck.slide_parts()]
         slides = [slide for slide in slides if options.include_hidden_slides or not slide.hidden]
-        writer = _Writer(source_id, options)
+        writer = _Writer(source_id=source_id, options=options)
         writer.deck(deck, slides)
     return Source(_FORMAT, writer.elements, writer.text)
 
@@ -128,43 +128,21 @@ def _title_box(slide: Slide) -> BBox | None:
     return slide.title_shape.box if slide.title_shape is not None else None
 
 
-@dataclass
-class _Writer:
+@dataclass(kw_only=True)
+class _Writer(OfficeWriter):
     """The extracted text and the elements whose spans point into it, slide by slide."""
 
-    source_id: str
-    options: ReaderOptions
-    parts: list[str] = field(default_factory=list)
-    elements: list[LayoutElement] = field(default_factory=list)
-    position: int = 0
     page: int = 1
     box: BBox | None = None  # the box of the shape being read
     level: int = 0  # the level of the heading the text sits under
     last_title: str | None = None  # the key of the slide title the text sits under (title_key)
-    pending: list[str] = field(default_factory=list)  # plain paragraphs, read together
     notes: list[tuple[int, str]] = field(default_factory=list)  # the section's speaker notes, by slide
     items: list[tuple[int, str, str]] = field(default_factory=list)  # open list items: level, id, list id
     lists: int = 0
-    runs: int = 0
-
-    @property
-    def text(self) -> str:
-        return "".join(self.parts)
 
     def add(self, draft: ElementDraft, shown: str | None = None) -> str:
-        """Append ``shown`` (the element as the text shows it) and the element spanning it; its id."""
-        self.flush()
-        shown = draft.text if shown is None else shown
-        order = len(self.elements)
-        element_id = element_id_for(self.source_id, order)
-        span = Span(self.position, self.position + len(shown))
-        self.elements.append(draft.build(element_id, order, span=span, page=self.page, bbox=self.box))
-        self._write(shown + "\n\n")
-        return element_id
-
-    def _write(self, text: str) -> None:
-        self.parts.append(text)
-        self.position += len(text)
+        """Append the element on the slide being read (its number and the shape's box); its id."""
+        return self.append(draft, shown, page=self.page, bbox=self.box)
 
     def deck(self, deck: Deck, slides: Sequence[Slide]) -> None:
         base = 1 if any(slide.section for slide in slides) else 0
@@ -291,19 +269,7 @@ class _Writer:
         a short line the plain-text rules would take for a heading by its layout alone is
         text (bullet points without bullets).
         """
-        if not self.pending:
-            return
-        text = "\n\n".join(self.pending)
-        self.pending = []
-        self.runs += 1
-        for element in iter_plain_text_within(
-            text,
-            source_id=self.source_id,
-            run_id=f"{self.source_id}#p{self.runs}",
-            offset=self.position,
-            first_order=len(self.elements),
-            options=self.options,
-        ):
+        for element in self.plain_run():
             kind, level = element.kind, element.level
             if kind is ElementKind.SECTION_HEADER and ("inferred", "true") in element.hints:
                 kind = ElementKind.TEXT  # a short line on a slide: its sections come from titles
@@ -321,7 +287,6 @@ class _Writer:
                     hints=(*hints, *element.hints),
                 )
             )
-        self._write(text + "\n\n")
 
     def flush_notes(self) -> None:
         """Write the speaker notes of the section's slides, each under its slide's number."""
