@@ -5,7 +5,10 @@
 * ``real-docs/…sapphire….pdf``: a Japanese app manual printed from a browser without tags
   or outline (Kangxi-radical look-alike glyphs, headings only by font size);
 * ``real-docs/…exastro….pdf``: a Japanese install guide saved from PowerPoint (slide titles,
-  a contents slide listing every section, a ``Exastro n`` footer on every slide).
+  a contents slide listing every section, a ``Exastro n`` footer on every slide);
+* ``pdf/hololens-FAQ-{en,ja}.libreoffice.pdf``, ``pdf/certificate-manager-en.libreoffice.pdf``:
+  shared HoloLens pages made into Word by pandoc and exported by LibreOffice (a list of links
+  to the page's own sections at the top; a running header on a two-page document).
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from procedure_rag._types import Chunk, ElementKind
 DATA = Path(__file__).resolve().parent / "data"
 CHROMIUM = {lang: DATA / "pdf" / f"hololens-recovery-{lang}.chromium.pdf" for lang in ("en", "ja")}
 LIBREOFFICE = DATA / "pdf" / "hololens-recovery-en.libreoffice.pdf"
+FAQ = {lang: DATA / "pdf" / f"hololens-FAQ-{lang}.libreoffice.pdf" for lang in ("en", "ja")}
+CERTIFICATES = DATA / "pdf" / "certificate-manager-en.libreoffice.pdf"
 SAPPHIRE = DATA / "real-docs" / "ja_yamagata-u_sapphire_app-manual.pages-1-8.pdf"
 EXASTRO = DATA / "real-docs" / "ja_exastro_ita-azure-setting-samples_install.pages-1-16.pdf"
 K = ElementKind
@@ -89,6 +94,38 @@ def test_running_header_and_footer_stay_out_of_the_chunks(lang: str) -> None:
     text = "\n".join(c.text for c in chunks_of(CHROMIUM[lang]))
     assert "file://" not in text
     assert not re.search(r"^\S*\s?\d/\d$", text, flags=re.MULTILINE)
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_a_list_of_the_documents_own_later_headings_is_contents_not_steps(lang: str) -> None:
+    # The FAQ opens with a bulleted list of links to its own sections (an "In this article"
+    # list): kept as text, never made steps, and the sections themselves stay headings.
+    elements = read_pdf(FAQ[lang], source_id="doc").elements
+    headings = {squash(e.text) for e in elements if e.kind is K.SECTION_HEADER}
+    (contents,) = [e for e in elements if e.hint("contents") == "true"]
+    entries = [squash(line.lstrip("•").strip()) for line in contents.text.splitlines()]
+    assert len(entries) >= 10
+    assert sum(entry in headings for entry in entries) >= 0.5 * len(entries)  # translated: not all
+    steps = [squash(s.text) for c in chunks_of(FAQ[lang]) for s in c.steps]
+    assert steps  # the page's real lists ("Make sure that you're connected to Wi-Fi"…) are steps
+    assert not set(steps) & set(entries)
+
+
+def test_a_list_of_instructions_is_not_contents_although_the_page_has_headings() -> None:
+    source = read_pdf(CERTIFICATES, source_id="doc")
+    assert not [e for e in source.elements if e.hint("contents") == "true"]
+    steps = [s.text for c in chunks_of(CERTIFICATES) for s in c.steps]
+    assert "Connect your HoloLens 2 to a PC." in steps
+
+
+def test_the_running_header_of_a_two_page_document_is_furniture() -> None:
+    elements = read_pdf(CERTIFICATES, source_id="doc").elements
+    headers = [e for e in elements if e.kind is K.PAGE_HEADER]
+    assert [(e.page, e.text) for e in headers] == [
+        (1, "HoloLens 2 operations guide"),
+        (2, "HoloLens 2 operations guide"),
+    ]
+    assert not any("operations guide" in c.text for c in chunks_of(CERTIFICATES))
 
 
 def test_numbered_steps_and_drawn_bullets_are_list_items_with_their_depth() -> None:

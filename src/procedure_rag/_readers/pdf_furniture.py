@@ -1,8 +1,8 @@
 """Page furniture of a PDF: running headers, footers, page numbers and contents pages.
 
 * **Headers and footers** are lines in a page's top or bottom margin whose text,
-  with its numbers blanked, recurs in the same margin on many pages (``Exastro 12``,
-  a chapter title over every page); a line in the margin that is only a page
+  with its numbers blanked, recurs in the same margin on two in five pages and on
+  at least two (``Exastro 12``, a chapter title over every page); a line in the margin that is only a page
   number (``12``, ``- 12 -``, ``－ 15 －``, ``Page 3 of 9``, ``3 / 62``) is one too,
   on any page. The number such a line prints is the page's ``printed_page``.
 * **Contents pages** hold lines that end in a leader and a page number (``概要
@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections import Counter
@@ -110,7 +111,8 @@ def find_furniture(pages: Sequence[PageLines], headings: Iterable[tuple[int, str
             if key not in seen:
                 seen.add(key)
                 counts[key] += 1
-    threshold = max(3, int(0.4 * len(pages)))
+    # On two pages of a short document, or two in five of a long one's.
+    threshold = max(2, math.ceil(0.4 * len(pages)))
     for (page_number, i), key in keys.items():
         if counts[key] >= threshold:
             found.lines.add((page_number, i))

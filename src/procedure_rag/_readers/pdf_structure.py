@@ -14,9 +14,11 @@ The best evidence the file has wins, in this order:
 
 Whatever the evidence, a block is never a heading when it is a figure or table
 caption (``図 2-6``, ``Table 1``), a row of a table, a sentence, or on a contents
-page. Untagged lines form blocks by geometry: one font size, no paragraph gap, and
-a new block at every line that starts with a step marker. Runs of lines split
-into aligned cells are tables.
+page; a list of the document's own later headings is a contents list
+(:mod:`procedure_rag._readers.pdf_contents`), never steps. Untagged lines form
+blocks by geometry: one font size, no paragraph gap, and a new block at every
+line that starts with a step marker. Runs of lines split into aligned cells are
+tables.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from procedure_rag._language.numbering import match_heading_number, match_step_marker
+from procedure_rag._readers.pdf_contents import mark_contents_lists
 from procedure_rag._readers.pdf_furniture import Furniture, find_furniture, normalised
 from procedure_rag._readers.pdf_pages import Line, OutlineEntry, PageLines
 from procedure_rag._readers.pdf_text import fix_line, join_wrapped, with_plain_bullet
@@ -139,6 +142,7 @@ def lay_out(pages: Sequence[PageLines], outline: Sequence[OutlineEntry]) -> Layo
         _headings_from_fonts(blocks, body)
         if not any(b.kind in ("heading", "title") for page_blocks in blocks for b in page_blocks):
             evidence = "none"
+    mark_contents_lists(blocks)
     margins = {
         page.number: _margin(page, page_blocks) for page, page_blocks in zip(pages, blocks, strict=True)
     }
