@@ -6,6 +6,8 @@
   or outline (Kangxi-radical look-alike glyphs, headings only by font size);
 * ``real-docs/…exastro….pdf``: a Japanese install guide saved from PowerPoint (slide titles,
   a contents slide listing every section, a ``Exastro n`` footer on every slide);
+* ``pdf/hololens-recovery-en.ruled.pdf``: the recovery page printed with body-size headings
+  over a border, without tags or outline;
 * ``pdf/hololens-FAQ-{en,ja}.libreoffice.pdf``, ``pdf/certificate-manager-en.libreoffice.pdf``:
   shared HoloLens pages made into Word by pandoc and exported by LibreOffice (a list of links
   to the page's own sections at the top; a running header on a two-page document).
@@ -33,6 +35,7 @@ CHROMIUM = {lang: DATA / "pdf" / f"hololens-recovery-{lang}.chromium.pdf" for la
 LIBREOFFICE = DATA / "pdf" / "hololens-recovery-en.libreoffice.pdf"
 FAQ = {lang: DATA / "pdf" / f"hololens-FAQ-{lang}.libreoffice.pdf" for lang in ("en", "ja")}
 CERTIFICATES = DATA / "pdf" / "certificate-manager-en.libreoffice.pdf"
+RULED = DATA / "pdf" / "hololens-recovery-en.ruled.pdf"
 SAPPHIRE = DATA / "real-docs" / "ja_yamagata-u_sapphire_app-manual.pages-1-8.pdf"
 EXASTRO = DATA / "real-docs" / "ja_exastro_ita-azure-setting-samples_install.pages-1-16.pdf"
 K = ElementKind
@@ -191,6 +194,30 @@ def test_headings_by_font_size_and_kangxi_glyphs_fixed() -> None:
     text = "".join(e.text for e in elements)
     assert "利用" in text
     assert not re.search("[\u2e80-\u2fdf]", text)
+
+
+def test_body_size_headings_underlined_by_a_rule_are_headings() -> None:
+    # The manual's h3 headings are set in the body's size and (to PDFium) weight; only the
+    # rule drawn under each tells them from body text. A struck-through command is no rule
+    # under the line above it.
+    elements = read_pdf(SAPPHIRE, source_id="doc").elements
+    levels = {e.text: e.level for e in elements if e.kind is K.SECTION_HEADER}
+    assert levels["必要なモジュールのインストール"] == 2
+    assert levels["モジュールのインストール方法"] == 3
+    assert levels["conda install で Dash 関連のモジュールをインストールするとき"] == 3
+    assert not any("derickl" in heading for heading in levels)
+
+
+def test_untagged_pdf_without_outline_whose_headings_only_a_rule_marks() -> None:
+    # The recovery page printed with every heading at body size over a border, tags and
+    # outline removed: the rules alone give the page's headings, in order.
+    with PdfFile(RULED) as pdf:
+        assert not pdf.outline()
+        assert not any(line.tag for page in pdf.pages() for line in page.lines)
+    elements = read_pdf(RULED, source_id="doc").elements
+    headings = [e.text for e in elements if e.kind is K.SECTION_HEADER]
+    assert headings[1:] == markdown_headings("en")
+    assert not any(e.kind is K.SECTION_HEADER and e.text.endswith(".") for e in elements)
 
 
 def test_a_numbered_sequence_of_headings_nests_by_its_numbers() -> None:

@@ -23,7 +23,7 @@ from typing import IO
 
 from procedure_rag._errors import ReaderError
 
-__all__ = ["Cell", "Line", "OutlineEntry", "PageLines", "PdfFile", "PdfSource"]
+__all__ = ["Cell", "Line", "OutlineEntry", "PageLines", "PdfFile", "PdfSource", "Rule"]
 
 FORMAT = "pdf"
 INSTALL_HINT = "reading PDF files needs pypdfium2: pip install 'procedure-rag[pdf]'"
@@ -43,6 +43,9 @@ _BOLD_NAMES = ("bold", "black", "heavy", "demi", "semibold", "w6", "w7", "w8", "
 _FORCE_BOLD = 1 << 18
 _FIXED_PITCH = 1
 _MONO_NAMES = ("mono", "courier", "consol", "menlo", "code")
+# A horizontal rule: a drawn path at most this many points high and this share of the page wide.
+_RULE_HEIGHT = 2.0
+_RULE_WIDTH = 0.4
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,15 +98,28 @@ class Line:
         return self.bottom - self.top
 
 
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A horizontal line the page draws (a heading's underline, a table's border), in points."""
+
+    left: float
+    right: float
+    top: float
+
+
 @dataclass(slots=True)
 class PageLines:
-    """A page's lines in the order the page draws them, with its 1-based number and size in points."""
+    """A page's lines in the order the page draws them, with its 1-based number and size in points.
+
+    ``rules`` are the horizontal lines it draws, at least two fifths of the page wide.
+    """
 
     number: int
     width: float
     height: float
     lines: list[Line] = field(default_factory=list)
     chars: int = 0
+    rules: list[Rule] = field(default_factory=list)
 
 
 class PdfFile:
@@ -171,9 +187,25 @@ class PdfFile:
                 lines, count = _read_lines(self._raw, textpage.raw, height, tags)
             finally:
                 textpage.close()
+            rules = _rules(self._raw, page.raw, width, height)
         finally:
             page.close()
-        return PageLines(index + 1, width, height, lines, count)
+        return PageLines(index + 1, width, height, lines, count, rules)
+
+
+def _rules(raw: ModuleType, page: object, width: float, height: float) -> list[Rule]:
+    """The page's horizontal rules: thin, wide path objects drawn on the page itself, top to bottom."""
+    out = []
+    left, bottom, right, top = (ctypes.c_float() for _ in range(4))
+    for i in range(raw.FPDFPage_CountObjects(page)):
+        obj = raw.FPDFPage_GetObject(page, i)
+        if raw.FPDFPageObj_GetType(obj) != raw.FPDF_PAGEOBJ_PATH:
+            continue
+        if not raw.FPDFPageObj_GetBounds(obj, left, bottom, right, top):
+            continue
+        if top.value - bottom.value <= _RULE_HEIGHT and right.value - left.value >= _RULE_WIDTH * width:
+            out.append(Rule(left.value, right.value, height - top.value))
+    return sorted(out, key=lambda r: r.top)
 
 
 def _read_bytes(source: PdfSource) -> bytes:

@@ -10,7 +10,9 @@ The best evidence the file has wins, in this order:
 3. **Fonts.** Otherwise a short block set in a size above the body text's (the
    size most of the text has) is a heading, the largest size the highest level;
    a short bold line at body size with body text after it is a heading below
-   those. A title alone in the largest size on the first page is the title.
+   those, and so is a short line with a rule drawn right under it (the border a
+   web page or a Word style draws under a heading). A title alone in the largest
+   size on the first page is the title.
 
 Whatever the evidence, a block is never a heading when it is a figure or table
 caption (``図 2-6``, ``Table 1``), a row of a table, a sentence, or on a contents
@@ -139,7 +141,10 @@ def lay_out(pages: Sequence[PageLines], outline: Sequence[OutlineEntry]) -> Layo
     if evidence in ("tags", "outline"):
         _headings_from_outline(blocks, outline)  # with tags: the headings they missed (a title)
     elif evidence == "fonts":
-        _headings_from_fonts(blocks, body)
+        lefts = {
+            page.number: _margin(page, page_blocks) for page, page_blocks in zip(pages, blocks, strict=True)
+        }
+        _headings_from_rules(blocks, pages, _headings_from_fonts(blocks, body, lefts), lefts)
         if not any(b.kind in ("heading", "title") for page_blocks in blocks for b in page_blocks):
             evidence = "none"
     mark_contents_lists(blocks)
@@ -331,7 +336,12 @@ def _headings_from_outline(blocks: list[list[Block]], outline: Sequence[OutlineE
                 break
 
 
-def _headings_from_fonts(blocks: list[list[Block]], body: float) -> None:
+def _headings_from_fonts(blocks: list[list[Block]], body: float, margins: dict[int, float]) -> int:
+    """Headings by font size and bold body-size lines; returns the level body-size headings get.
+
+    A bold line at body size is a heading only where body lines start (``margins``, per
+    page): one further right is a label in a figure or a table.
+    """
     flat = [b for page in blocks for b in page if b.kind in ("text", "title", "item")]
     by_size: dict[float, list[Block]] = {}
     for b in flat:
@@ -375,6 +385,7 @@ def _headings_from_fonts(blocks: list[list[Block]], body: float) -> None:
             and len(b.lines) == 1
             and abs(b.size - body) <= 0.6
             and _headable(b)
+            and _at_margin(b, margins)
             and nxt is not None
             and nxt.kind in ("text", "item")
             and not nxt.bold
@@ -382,6 +393,47 @@ def _headings_from_fonts(blocks: list[list[Block]], body: float) -> None:
         ):
             b.kind = "heading"
             b.level = deepest
+    return deepest
+
+
+def _headings_from_rules(
+    blocks: list[list[Block]], pages: Sequence[PageLines], level: int, margins: dict[int, float]
+) -> None:
+    """Short text blocks underlined by a rule across the text are headings at ``level``.
+
+    The rule is the border a web page or a Word style draws under a heading. As with bold
+    body-size lines, only a block where body lines start counts.
+    """
+    for page, page_blocks in zip(pages, blocks, strict=True):
+        if not page.rules:
+            continue
+        for block in page_blocks:
+            if (
+                block.kind == "text"
+                and _headable(block)
+                and _at_margin(block, margins)
+                and _underlined(block, page)
+            ):
+                block.kind, block.level = "heading", level
+
+
+def _at_margin(block: Block, margins: dict[int, float]) -> bool:
+    return block.left <= margins.get(block.page, 0.0) + 2 * block.size
+
+
+def _underlined(block: Block, page: PageLines) -> bool:
+    """Whether a rule runs right under ``block``, at least as wide as its text, no other line between."""
+    em = block.size
+    for rule in page.rules:
+        if not block.bottom <= rule.top <= block.bottom + 1.5 * em:
+            continue
+        if rule.left > block.left + 0.5 * em or rule.right < block.right - 0.5 * em:
+            continue
+        mine = {id(line) for line in block.lines}
+        return not any(
+            id(line) not in mine and line.top < rule.top and line.bottom > block.bottom for line in page.lines
+        )
+    return False
 
 
 def _number_depth(text: str) -> int:

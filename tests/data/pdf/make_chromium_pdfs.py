@@ -19,6 +19,11 @@ print-to-PDF, as a user saving a help page as PDF would:
   LibreOffice Writer (Debian ``libreoffice-writer-nogui``) as a tagged PDF with bookmarks,
   as Word's "Save as PDF" writes them: paragraphs that go on over a page break.
 
+* ``hololens-recovery-en.ruled.pdf``: the English page printed with its headings at body size
+  and weight, each with a border under it (as some sites style ``h3``/``h4``), then stripped
+  of its tags and outline with pypdf, as older browsers and many converters write PDFs: only
+  the rule under a heading tells it from body text.
+
 The pages' ``> [!NOTE]`` blocks are written as ``**Note:**`` paragraphs first (pandoc
 does not know that syntax).
 """
@@ -83,6 +88,40 @@ def main() -> None:
             )  # fmt: skip
             print(out, out.stat().st_size)  # noqa: T201 - a script's report
         libreoffice(Path(tmp))
+        ruled(Path(tmp))
+
+
+RULED_CSS = CSS + " h1, h2, h3 { font-size: 1em; font-weight: normal; border-bottom: 1px solid #888; }"
+
+
+def ruled(work: Path) -> None:
+    """Print the English page with body-size headings underlined, then drop its tags and outline."""
+    from pypdf import PdfReader, PdfWriter  # noqa: PLC0415 - only this fixture needs it
+
+    md = work / "recovery-en.md"
+    css = work / "ruled.css"
+    css.write_text(RULED_CSS, encoding="utf-8")
+    html = work / "ruled-en.html"
+    subprocess.run(  # noqa: S603 - fixed command
+        [tool("pandoc"), "-s", "-f", "gfm", "-t", "html5", str(md), "-o", str(html),
+         "--css", str(css), "--metadata", "title=HoloLens 2 recovery", "--metadata", "lang=en"],
+        check=True,
+    )  # fmt: skip
+    printed = work / "ruled-en.pdf"
+    subprocess.run(  # noqa: S603 - fixed command
+        [tool("chromium"), "--headless", "--no-sandbox", "--disable-gpu", "--no-pdf-header-footer",
+         f"--print-to-pdf={printed}", html.as_uri()],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    writer = PdfWriter(clone_from=PdfReader(printed))
+    for key in ("/StructTreeRoot", "/MarkInfo", "/Outlines", "/PageMode"):
+        writer._root_object.pop(key, None)  # noqa: SLF001 - pypdf has no public remover
+    for page in writer.pages:
+        page.pop("/StructParents", None)
+    out = HERE / "hololens-recovery-en.ruled.pdf"
+    with out.open("wb") as f:
+        writer.write(f)
+    print(out, out.stat().st_size)  # noqa: T201 - a script's report
 
 
 def libreoffice(work: Path) -> None:
