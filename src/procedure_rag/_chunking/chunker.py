@@ -13,11 +13,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from procedure_rag._chunking.assembly import build_children, build_parents, chunk_id, merge_spans
+from procedure_rag._chunking.combining import combine_small_sections
 from procedure_rag._chunking.lengths import Measure, tiktoken_length
 from procedure_rag._chunking.options import ChunkerOptions
 from procedure_rag._chunking.packing import pack_section
 from procedure_rag._chunking.sections import iter_with_section_paths
-from procedure_rag._chunking.units import iter_sections
+from procedure_rag._chunking.units import Section, iter_sections
 from procedure_rag._language.lexicons import Lexicon, detect_language
 from procedure_rag._readers.registry import (
     FORMATS,
@@ -227,9 +228,14 @@ class ProcedureChunker:
         lexicon = self._options.lexicons[language]
         pending: list[LayoutElement] = []  # headings of sections that had no text of their own
         held: list[Chunk] = []  # the last section's chunks, yielded once the next section has text
-        for section in iter_sections(
+        sections = iter_sections(
             iter_with_section_paths(elements), lexicon, drop_kinds=self._options.drop_kinds
-        ):
+        )
+        if self._options.combine_small_sections:
+            sections = combine_small_sections(
+                sections, size=self._section_size, budget=lambda path: self._room(path, lexicon)
+            )
+        for section in sections:
             header, shown, header_size = self._header(section.path, lexicon)
             blocks = pack_section(
                 section,
@@ -270,6 +276,20 @@ class ProcedureChunker:
         yield from held
         if pending:
             yield from self._trailing_chunks(pending, source_id, language, lexicon)
+
+    def _section_size(self, section: Section) -> int:
+        """A section's text as chunk lines: its elements and the headings its units carry."""
+        line = self._measure.line
+        return sum(
+            line(e.text)
+            for u in section.units
+            for e in (*u.carried, *u.elements)
+            if e.text and not e.text.isspace()
+        )
+
+    def _room(self, path: tuple[str, ...], lexicon: Lexicon) -> int:
+        """What a chunk's lines may take under the header line of ``path``."""
+        return self._options.chunk_size - self._header(path, lexicon)[2]
 
     def _header(self, path: tuple[str, ...], lexicon: Lexicon) -> tuple[str, tuple[str, ...], int]:
         """The heading-path line of a section's chunks, the headings it shows whole, and its size.

@@ -115,7 +115,7 @@ def ruled(work: Path) -> None:
     )  # fmt: skip
     writer = PdfWriter(clone_from=PdfReader(printed))
     for key in ("/StructTreeRoot", "/MarkInfo", "/Outlines", "/PageMode"):
-        writer._root_object.pop(key, None)  # noqa: SLF001 - pypdf has no public remover
+        writer._root_object.pop(key, None)
     for page in writer.pages:
         page.pop("/StructParents", None)
     out = HERE / "hololens-recovery-en.ruled.pdf"

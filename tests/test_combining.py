@@ -1,0 +1,92 @@
+"""Small sections combined: consecutive short sections of one parent chunked as one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from _invariants import assert_reading_order, children_of, dropped_spans, lost_characters
+from procedure_rag import ChunkerOptions, ProcedureChunker
+
+DATA = Path(__file__).resolve().parent / "data"
+
+INTRO = " ".join(["This guide explains how the app reads time-lapse pictures of each well."] * 30)
+STEPS_AS_HEADINGS = f"""\
+# Guide
+
+{INTRO}
+
+## Mask maker
+
+Make a mask file for each dataset.
+
+### 1. Select the dataset
+
+Open the Main tab and select the dataset.
+
+### 2. Frame one well
+
+Drag a frame around one well in the picture.
+
+### 3. Save the parameters
+
+Select SAVE, then select OK in the dialog.
+
+# Inference
+
+Run inference.py with the dataset folder.
+"""
+
+
+def children(text: str, **options: object) -> list:
+    options = {"combine_small_sections": True, **options}
+    chunker = ProcedureChunker(ChunkerOptions(chunk_size=400, **options))  # type: ignore[arg-type]
+    return children_of(chunker.chunk(text, source_id="doc"))
+
+
+def test_short_sibling_sections_of_one_parent_are_one_chunk_with_their_headings() -> None:
+    chunks = children(STEPS_AS_HEADINGS)
+    (first,) = [c for c in chunks if c.section_path == ("Guide", "Mask maker")]
+    for heading in ("1. Select the dataset", "2. Frame one well", "3. Save the parameters"):
+        assert heading in first.text
+    assert "Select SAVE" in first.text
+    # Another top-level section is another parent: never combined.
+    assert [c.section_path for c in chunks][-2:] == [("Guide", "Mask maker"), ("Inference",)]
+    assert "inference.py" not in first.text
+    assert not lost_characters(STEPS_AS_HEADINGS, chunks)
+    assert_reading_order(chunks)
+
+
+def test_off_by_default_one_chunk_per_section() -> None:
+    chunker = ProcedureChunker(ChunkerOptions(chunk_size=400))
+    chunks = children_of(chunker.chunk(STEPS_AS_HEADINGS, source_id="doc"))
+    assert [c.section_path[-1] for c in chunks][-5:] == [
+        "Mask maker",
+        "1. Select the dataset",
+        "2. Frame one well",
+        "3. Save the parameters",
+        "Inference",
+    ]
+
+
+def test_sections_that_do_not_fit_together_stay_apart() -> None:
+    long = " ".join(["Check the cable and the power supply before you go on."] * 30)
+    text = f"# Guide\n\n## Prepare\n\n{long}\n\n## Connect\n\n{long}\n"
+    chunks = children(text)
+    assert not [c for c in chunks if "Prepare" in c.text and "Connect" in c.text.split("\n", 1)[1]]
+    assert ("Guide", "Connect") in {c.section_path for c in chunks}
+
+
+def test_the_recovery_pages_two_restart_procedures_share_a_chunk() -> None:
+    lang = "en"
+    # A real page: "Restart the device" has a line of its own and two short procedures under it.
+    text = (DATA / "hololens" / lang / "hololens-recovery.md").read_text(encoding="utf-8")
+    chunker = ProcedureChunker(ChunkerOptions(chunk_size=400, combine_small_sections=True))
+    chunks = children_of(chunker.chunk(text, source_id="doc"))
+    standard, hard = (
+        ("Standard restart procedure", "Hard-restart procedure")
+        if lang == "en"
+        else ("標準の再起動手順", "ハード再起動の手順")
+    )
+    together = [c for c in chunks if standard in c.text and hard in c.text]
+    assert together, [c.section_path for c in chunks]
+    assert not lost_characters(text, chunks, dropped_spans(chunker, text, "doc"))
