@@ -16,7 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from procedure_rag._readers.draft import ElementDraft
-from procedure_rag._readers.text_furniture import find_contents_lines, find_running_lines, has_contents_cue
+from procedure_rag._readers.text_contents import find_contents_lines, has_contents_cue
+from procedure_rag._readers.text_furniture import find_running_lines
 from procedure_rag._types import ElementKind
 
 __all__ = [
@@ -121,8 +122,8 @@ class Pages:
         cue = has_contents_cue(text)
         lines = [(line.body, line.end) for line in iter_lines(text)] if paged or cue else []
         numbered: list[tuple[int, int]] = [(end, num) for end, num, _ in footers]
+        pages = _split_pages(text, lines) if paged else [lines]
         if paged:  # running lines, and the numbers they print, of the pages between form feeds
-            pages = _split_pages(text, lines)
             running = find_running_lines(text, pages, self.furniture)
             self.furniture.update(running.kinds)
             # A number printed on a page ends that page, as a footer would.
@@ -143,7 +144,7 @@ class Pages:
         self.offsets = [b[0] for b in bounds]
         self.numbers = self._number(bounds)
         self._find_headers(text)
-        self.contents = find_contents_lines(text, lines, self.furniture) if cue else frozenset()
+        self.contents = find_contents_lines(text, pages, self.furniture) if cue else frozenset()
 
     @staticmethod
     def _number(bounds: list[tuple[int, int | None]]) -> list[int]:
