@@ -307,7 +307,7 @@ class HeadingRules(ABC):
           one of the rules above (a section title right above its first sub-heading).
         """
         nxt = self.peek(k)
-        if nxt is None or nxt.body in self.pages.furniture:
+        if nxt is None or self.pages.apart(nxt.body):
             return None
         if not nxt.blank_before and self.s(nxt) == self.s(line):
             return "repeat" if self.repeat_ends(line, k + 1) else None
@@ -356,7 +356,7 @@ class HeadingRules(ABC):
         """How many short UI labels start at look-ahead line ``k`` (0 past :data:`_MAX_PATH`)."""
         n = 0
         while (ln := self.peek(k + n)) is not None and not ln.blank_before and _ui_label(self.s(ln)):
-            if ln.body in self.pages.furniture or self.marker(ln) is not None:
+            if self.pages.apart(ln.body) or self.marker(ln) is not None:
                 break
             n += 1
             if n > _MAX_PATH:  # a column of labels, not a path
@@ -394,7 +394,7 @@ class HeadingRules(ABC):
         total, sentence = 0, False
         for i in range(k, k + 3):
             ln = self.peek(i)
-            if ln is None or (i > k and ln.blank_before) or ln.body in self.pages.furniture:
+            if ln is None or (i > k and ln.blank_before) or self.pages.apart(ln.body):
                 break
             total += display_width(self.s(ln), 200)
             sentence = sentence or ends_sentence(self.tail(ln))
@@ -402,7 +402,7 @@ class HeadingRules(ABC):
 
     def opens_paragraph(self, b1: Line, k: int, width: int) -> bool:
         """Whether look-ahead line ``k`` (``b1``) can be the first line of a body paragraph."""
-        if b1.body in self.pages.furniture or self.marker(b1) is not None:
+        if self.pages.apart(b1.body) or self.marker(b1) is not None:
             return False
         s1 = self.s(b1)
         if s1[0].islower() or s1[0] in CONTINUES_LINE:

@@ -14,53 +14,27 @@
 from __future__ import annotations
 
 import math
-import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from procedure_rag._readers.furniture_rules import (
+    NUMBER_PREFIX,
+    SENTENCE,
+    is_contents_title,
+    normalised,
+    printed_number,
+    shape,
+    single_number,
+    toc_line,
+)
 from procedure_rag._readers.pdf_pages import Line, PageLines
 
 __all__ = ["Furniture", "find_furniture", "normalised"]
 
 # The share of a page's height, from its top or bottom edge, that is its margin.
 _MARGIN = 0.09
-_PAGE_NUMBER = re.compile(
-    r"^(?:[-－—–−‐ー~〜\s]*(?P<a>\d{1,4})[-－—–−‐ー~〜\s]*"
-    r"|(?:page|p\.|ページ)\s*(?P<b>\d{1,4})(?:\s*(?:of|/)\s*\d{1,4})?"
-    r"|(?P<c>\d{1,4})\s*/\s*\d{1,4}"
-    r"|(?P<d>\d{1,4})\s*(?:ページ|頁))$",
-    re.IGNORECASE,
-)
-_DIGITS = re.compile(r"\d+")
-_LEADER = re.compile(r"(?:[.．·・…‥_\-]\s*){3,}\s*[0-9０-９]{1,4}\s*$|\s[0-9０-９]{1,4}$")
-_DOTTED = re.compile(r"(?:[.．·・…‥]\s*){3,}\s*[0-9０-９]{1,4}\s*$")
-_CONTENTS = re.compile(r"^(?:目\s*次|もくじ|contents|table of contents|inhalt|sommaire)$", re.IGNORECASE)
-_NUMBER_PREFIX = re.compile(r"^(?:第?[0-9０-９]+[章節.．]?(?:[0-9０-９]+[.．]?)*|[(（][0-9０-９]+[)）])\s*")
-_SENTENCE = re.compile(r"[。．]|(?:ます|です|ください)$")
-
-
-def normalised(text: str) -> str:
-    """NFKC, no whitespace, lower case: how furniture and headings are compared."""
-    return "".join(unicodedata.normalize("NFKC", text).split()).casefold()
-
-
-def _is_contents_title(text: str) -> bool:
-    """Whether ``text`` is a contents page's title (「目次」, "Contents"…)."""
-    return _CONTENTS.match(unicodedata.normalize("NFKC", text).strip()) is not None
-
-
-def _toc_line(text: str) -> bool:
-    """Whether a line ends in a dotted leader and a page number."""
-    return _DOTTED.search(unicodedata.normalize("NFKC", text)) is not None
-
-
-def _printed_number(text: str) -> int | None:
-    m = _PAGE_NUMBER.match(unicodedata.normalize("NFKC", text).strip())
-    if m is None:
-        return None
-    return int(next(g for g in m.group("a", "b", "c", "d") if g is not None))
 
 
 @dataclass
@@ -101,12 +75,12 @@ def find_furniture(pages: Sequence[PageLines], headings: Iterable[tuple[int, str
     for page in pages:
         seen = set()
         for i, line, where in _margin_lines(page):
-            number = _printed_number(line.text)
+            number = printed_number(line.text)
             if number is not None:
                 found.lines.add((page.number, i))
                 found.printed.setdefault(page.number, number)
                 continue
-            key = where + _DIGITS.sub("#", normalised(line.text))
+            key = where + shape(line.text)
             keys[(page.number, i)] = key
             if key not in seen:
                 seen.add(key)
@@ -116,15 +90,11 @@ def find_furniture(pages: Sequence[PageLines], headings: Iterable[tuple[int, str
     for (page_number, i), key in keys.items():
         if counts[key] >= threshold:
             found.lines.add((page_number, i))
-            numbers = _DIGITS.findall(_line_text(pages, page_number, i))
-            if "#" in key and len(numbers) == 1:
-                found.printed.setdefault(page_number, int(numbers[0]))
+            number = single_number(pages[page_number - 1].lines[i].text)
+            if number is not None:
+                found.printed.setdefault(page_number, number)
     found.contents = _contents_pages(pages, found.lines, list(headings))
     return found
-
-
-def _line_text(pages: Sequence[PageLines], page_number: int, index: int) -> str:
-    return unicodedata.normalize("NFKC", pages[page_number - 1].lines[index].text)
 
 
 def _contents_pages(
@@ -136,14 +106,14 @@ def _contents_pages(
         if not body:
             continue
         texts = [line.text for line in body]
-        later = {normalised(_NUMBER_PREFIX.sub("", t)) for p, t in headings if p > page.number}
-        listed = sum(1 for t in texts if normalised(_NUMBER_PREFIX.sub("", t)) in later)
-        dotted = sum(1 for t in texts if _toc_line(t))
-        titled = any(_is_contents_title(t) for t in texts[:3])
+        later = {normalised(NUMBER_PREFIX.sub("", t)) for p, t in headings if p > page.number}
+        listed = sum(1 for t in texts if normalised(NUMBER_PREFIX.sub("", t)) in later)
+        dotted = sum(1 for t in texts if toc_line(t))
+        titled = any(is_contents_title(t) for t in texts[:3])
         after_contents = page.number - 1 in out
         # A contents page goes on: its lines are numbered entries (「1. はじめに」), no sentences.
-        entries = sum(1 for t in texts if _NUMBER_PREFIX.match(unicodedata.normalize("NFKC", t).strip())
-                      and not _SENTENCE.search(t))  # fmt: skip
+        entries = sum(1 for t in texts if NUMBER_PREFIX.match(unicodedata.normalize("NFKC", t).strip())
+                      and not SENTENCE.search(t))  # fmt: skip
         if (
             dotted >= 3
             or (titled and (dotted or listed >= 2 or entries >= 3))

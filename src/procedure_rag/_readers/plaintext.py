@@ -4,8 +4,12 @@ Plain text, and text extracted from PDFs, shows its structure only through
 numbering, indentation and where lines break. This reader walks the lines once,
 with a few lines of look-ahead, and decides for every line what it is:
 
-* page furniture: page-number footers (``- 12 -``, ``Page 12``, ``12 / 40``) and
-  lines repeated at the top of many pages;
+* page furniture: page-number footers (``- 12 -``, ``Page 12``, ``12 / 40``), lines
+  repeated at the top of many pages, and, in text with page breaks, the running
+  headers and footers at the edges of most pages;
+* contents lines (dotted leaders, the entries under a 「目次」/"Contents" title): text,
+  line by line, never steps or headings (both found by
+  :mod:`procedure_rag._readers.text_furniture`);
 * headings: heading numbers (``第1章``, ``1.1``, ``【…】``, ``■``; a number stays in the
   heading's text, a symbol does not), underlined titles,
   numbered lines that introduce a body rather than a procedure, and, conservatively,
@@ -70,6 +74,7 @@ _CODEISH = re.compile(
     r"import)\b"
 )
 _MAX_PENDING = 3  # paragraphs held back while deciding whether a list continues
+_CONTENTS_HINTS = (("contents", "true"),)
 
 
 def _cells(s: str) -> tuple[int, tuple[int, ...], bool] | None:
@@ -179,6 +184,11 @@ class _Reader(HeadingRules):
             self.new_block(furniture, line, [(line.body, line.end)], done=True)
             self.prev_closed = True
             return
+        if line.body in self.pages.contents:
+            self.contents_line(line)
+            return
+        if self.cur is not None and self.cur.hints == _CONTENTS_HINTS:
+            self.close_cur()  # what follows contents lines is never part of them
         # One regex call rules out rules, notes and heading numbers on ordinary lines.
         special = self.special is None or self.special.match(line.head) is not None
         if not special and self.plain_continuation(line):
@@ -390,6 +400,26 @@ class _Reader(HeadingRules):
         return True
 
     # ----- other blocks --------------------------------------------------------------------
+    def contents_line(self, line: Line) -> None:
+        """A contents line: text, line by line, with the contents lines before it on its page."""
+        cur = self.cur
+        if (
+            cur is not None
+            and cur.hints == _CONTENTS_HINTS
+            and self.pages.page_at(cur.last.body) == self.pages.page_at(line.body)
+        ):
+            cur.last = line
+            cur.pieces.append((line.body, line.end))
+        else:
+            self.resolve_pending(inside=False)
+            block = self.new_block(ElementKind.TEXT, line, [(line.body, line.end)])
+            block.join = "lines"
+            block.hints = _CONTENTS_HINTS
+            self.cur = block
+            self.cur_indent = line.indent
+        self.prev_closed = True
+        self.prev_line = line
+
     def try_rule(self, line: Line) -> bool:
         if RULE.fullmatch(line.head) is None:
             return False
@@ -419,14 +449,14 @@ class _Reader(HeadingRules):
         nxt = self.peek(0)
         if row is None or nxt is None or nxt.blank_before or self.marker(nxt) is not None:
             return False
-        if nxt.body in self.pages.furniture or not _same_table(row, _cells(self.s(nxt)) or (0, (), False)):
+        if self.pages.apart(nxt.body) or not _same_table(row, _cells(self.s(nxt)) or (0, (), False)):
             return False
         block = self.new_block(ElementKind.TABLE, line, [], done=False)
         block.join = "raw"
         while (
             (nxt := self.peek(0)) is not None
             and not nxt.blank_before
-            and nxt.body not in self.pages.furniture
+            and not self.pages.apart(nxt.body)
             and self.marker(nxt) is None
             and _same_table(row, _cells(self.s(nxt)) or (0, (), False))
         ):
@@ -445,7 +475,7 @@ class _Reader(HeadingRules):
         block = self.new_block(ElementKind.CODE, line, [(line.body, line.end)])
         block.join = "lines"
         while (nxt := self.peek(0)) is not None and nxt.indent >= line.indent:
-            if nxt.body in self.pages.furniture:
+            if self.pages.apart(nxt.body):
                 break
             self.take()
             if nxt.blank_before:

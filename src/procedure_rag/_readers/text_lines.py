@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from procedure_rag._readers.draft import ElementDraft
+from procedure_rag._readers.text_contents import find_contents_lines, has_contents_cue
+from procedure_rag._readers.text_furniture import find_running_lines
 from procedure_rag._types import ElementKind
 
 __all__ = [
@@ -37,12 +39,13 @@ __all__ = [
 _BREAK = re.compile(r"\r\n|[\r\n\f\v\x1c\x1d\x1e\x85\u2028\u2029]")
 _FOOTER = re.compile(
     r"(?:^|(?<=[\n\r\f]))[ \t]*(?P<body>"
-    r"[-–—−][ \t]*(?P<a>\d{1,4})[ \t]*[-–—−]"
+    r"[-–—−－][ \t]*(?P<a>\d{1,4})[ \t]*[-–—−－]"
     r"|(?:Page|PAGE|page|P\.|p\.)[ \t]*(?P<b>\d{1,4})(?:[ \t]*(?:/|of)[ \t]*\d{1,4})?"
     r"|(?P<c>\d{1,4})[ \t]*/[ \t]*\d{1,4}"
     r"|(?P<d>\d{1,4})(?=[ \t\r\n\v]*\f)"  # a bare number only right before a page break
     r")[ \t]*(?=[\r\n\f]|\Z)"
 )
+_FORM_FEED = re.compile("\f")
 _FIRST_LINE = re.compile(r"[\s]*([^\r\n\f]*)")
 RULE = re.compile(r"([-=~^*+#_`'\":.])\1{2,}")
 _WIDE = re.compile(
@@ -99,20 +102,40 @@ class OpenItem:
 
 
 class Pages:
-    """Page numbers by offset, from form feeds and page-number footers."""
+    """Page numbers by offset, from form feeds and page-number footers; furniture and contents lines.
+
+    Attributes:
+        offsets: Where each page but the last ends.
+        numbers: Each page's number.
+        furniture: Body offset of each furniture line -> its kind (page-number footers,
+            running headers and footers: see :mod:`procedure_rag._readers.text_furniture`).
+        contents: Body offsets of contents lines.
+    """
 
     def __init__(self, text: str) -> None:
         footers: list[tuple[int, int, int]] = []  # (line end, number, body offset)
         for m in _FOOTER.finditer(text):
             number = next(g for g in m.group("a", "b", "c", "d") if g is not None)
             footers.append((m.end(), int(number), m.start("body")))
-        bounds: list[tuple[int, int | None]] = [(end, num) for end, num, _ in footers]
+        self.furniture: dict[int, ElementKind] = {body: ElementKind.PAGE_FOOTER for _, _, body in footers}
+        paged = "\f" in text
+        cue = has_contents_cue(text)
+        lines = [(line.body, line.end) for line in iter_lines(text)] if paged or cue else []
+        numbered: list[tuple[int, int]] = [(end, num) for end, num, _ in footers]
+        pages = _split_pages(text, lines) if paged else [lines]
+        if paged:  # running lines, and the numbers they print, of the pages between form feeds
+            running = find_running_lines(text, pages, self.furniture)
+            self.furniture.update(running.kinds)
+            # A number printed on a page ends that page, as a footer would.
+            numbered += [(pages[i][-1][1], num) for i, num in running.printed.items()]
+            numbered.sort()
+        bounds: list[tuple[int, int | None]] = list(numbered)
         fi = 0
         ff = text.find("\f")
         while ff != -1:
-            while fi < len(footers) and footers[fi][0] <= ff:
+            while fi < len(numbered) and numbered[fi][0] <= ff:
                 fi += 1
-            prev_end = footers[fi - 1][0] if fi else -1
+            prev_end = numbered[fi - 1][0] if fi else -1
             # A footer followed only by whitespace and the page break is one boundary.
             if prev_end < 0 or text[prev_end:ff].strip():
                 bounds.append((ff, None))
@@ -120,8 +143,8 @@ class Pages:
         bounds.sort(key=lambda b: b[0])
         self.offsets = [b[0] for b in bounds]
         self.numbers = self._number(bounds)
-        self.furniture: dict[int, ElementKind] = {body: ElementKind.PAGE_FOOTER for _, _, body in footers}
         self._find_headers(text)
+        self.contents = find_contents_lines(text, pages, self.furniture) if cue else frozenset()
 
     @staticmethod
     def _number(bounds: list[tuple[int, int | None]]) -> list[int]:
@@ -154,6 +177,19 @@ class Pages:
 
     def page_at(self, offset: int) -> int:
         return self.numbers[bisect_right(self.offsets, offset)]
+
+    def apart(self, offset: int) -> bool:
+        """Whether the line whose body starts at ``offset`` stands apart: furniture or contents."""
+        return offset in self.furniture or offset in self.contents
+
+
+def _split_pages(text: str, lines: list[tuple[int, int]]) -> list[list[tuple[int, int]]]:
+    """The lines of each page between form feeds."""
+    breaks = [m.start() for m in _FORM_FEED.finditer(text)]
+    pages: list[list[tuple[int, int]]] = [[] for _ in range(len(breaks) + 1)]
+    for line in lines:
+        pages[bisect_right(breaks, line[0])].append(line)
+    return pages
 
 
 def iter_lines(text: str) -> Iterator[Line]:
