@@ -22,26 +22,18 @@ through UNO to update the table):
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from make_chromium_pdfs import CSS, tool  # the sibling script: run from this folder
+
 HERE = Path(__file__).resolve().parent
 PAGES = HERE.parent / "hololens"
 PAGE = "hololens-provisioning.md"
 TITLE = "Configure HoloLens using a provisioning package"
-CSS = "body { font-family: 'IPAGothic', 'Liberation Serif', serif; max-width: 40em; margin: auto; }"
-
-
-def tool(name: str) -> str:
-    """The full path of a program on PATH."""
-    path = shutil.which(name)
-    if path is None:
-        raise SystemExit(f"needs {name} on PATH")
-    return path
 
 
 def markdown(lang: str) -> str:
