@@ -1625,6 +1625,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "('auto': the smallest; 'none')",
     )
     parser.add_argument(
+        "--without-japanese-morphology",
+        action="store_true",
+        help="run as without the ja extra: SudachiPy made absent, Japanese words by character rules",
+    )
+    parser.add_argument(
         "--out", type=Path, required=True, help="results JSON; .md and .png are written beside it"
     )
     args = parser.parse_args(argv)
@@ -1681,6 +1686,12 @@ def _confirm_target(
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
+    if args.without_japanese_morphology:
+        # How Python marks a package absent: importing it raises ImportError, find_spec says None.
+        sys.modules["sudachipy"] = sys.modules["sudachidict_core"] = None  # type: ignore[assignment]
+        from procedure_rag._language.words import japanese_morphology  # noqa: PLC0415
+
+        japanese_morphology.cache_clear()
     began = time.perf_counter()
     load_at_start = machine()["load_average"]
     from procedure_rag._models.embeddings import load_offline_model  # noqa: PLC0415
@@ -1736,6 +1747,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             "chunk_overlap": args.chunk_overlap,
             "budget": args.budget,
             "encoding": ENCODING,
+            "japanese_words": "character rules" if args.without_japanese_morphology else "sudachi",
             "methods": {m.name: m.description for m in chosen},
             "datasets": [
                 {

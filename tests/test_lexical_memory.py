@@ -81,7 +81,7 @@ def test_a_word_fts5_splits_is_left_to_fts5(monkeypatch: pytest.MonkeyPatch) -> 
     with ChunkStore() as store:
         store.put([chunk("a", "ab・cd zz"), chunk("b", "cd ab")])
         for module in (memory, lexical):  # a word with a separator, as Sudachi might make
-            monkeypatch.setattr(module, "lexical_terms", lambda _query: ["ab・cd"])
+            monkeypatch.setattr(module, "lexical_terms", lambda _query, _analyser=None: ["ab・cd"])
         lexicon = MemoryLexicon()
         hits = lexicon.search(SQLiteLexicalSource(store._connection()), "ab・cd", 5)
     assert [h.chunk_id for h in hits] == ["a"]  # FTS5's phrase "ab cd": only where cd follows ab

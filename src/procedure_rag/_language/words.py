@@ -7,6 +7,13 @@ that match half the manual. Words are given in their normalised form (バッテ�
 バッテリー) so spelling variants meet. English needs no analyser: a regular expression
 and a stopword list (data, below) do.
 
+Without SudachiPy (the ``ja`` extra) Japanese falls back to character rules that need no
+dictionary: content words are runs of kanji and katakana (登録画面, ダッシュボード), and
+index terms are the overlapping character bigrams of those runs, the usual lexical
+fallback for Japanese (Lucene's CJK analyser does the same). Which analyser made an
+index's words is recorded with the index (:data:`SUDACHI` or :data:`BIGRAMS`), so
+questions are cut the way its chunks were.
+
 Two kinds of words are made here. *Content words* (:func:`english_content_words`,
 :func:`japanese_content_words`) are what the keyword representation ranks; *index
 terms* (:func:`lexical_terms`) are what the lexical index
@@ -17,6 +24,8 @@ stopwords dropped, plain English words cut to their Snowball stems.
 from __future__ import annotations
 
 import functools
+import importlib.util
+import logging
 import re
 import threading
 import unicodedata
@@ -26,13 +35,25 @@ from typing import Any
 import snowballstemmer
 
 __all__ = [
+    "BIGRAMS",
     "ENGLISH_STOPWORDS",
     "IMPERATIVE_VERBS",
+    "SUDACHI",
+    "default_analyser",
     "english_content_words",
     "japanese_content_words",
+    "japanese_morphology",
     "japanese_tokenizer",
     "lexical_terms",
 ]
+
+_LOG = logging.getLogger("procedure_rag")
+
+#: Index terms of Japanese text from SudachiPy (split mode C, normalised forms).
+SUDACHI = "sudachi"
+#: Index terms of Japanese text as character bigrams of its kanji and katakana runs.
+BIGRAMS = "bigrams"
+_ANALYSERS = (SUDACHI, BIGRAMS)
 
 ENGLISH_STOPWORDS = frozenset(
     """
@@ -89,6 +110,9 @@ _LATIN_TERM = re.compile(r"[a-z0-9]+(?:[._+-][a-z0-9]+)*")
 # each keeps its own range so that neither output changes.
 _HAS_JA = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 _HAS_JA_TERM = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
+# Without a dictionary: runs of kanji (with 々 and 〆) and katakana (with ー), the scripts
+# Japanese nouns are written in; hiragana (particles, endings) and punctuation separate them.
+_JA_RUN = re.compile(r"[\u30a1-\u30fa\u30fc\u3400-\u4dbf\u4e00-\u9fff\u3005\u3006]+")
 
 
 class _Sudachi:
@@ -135,6 +159,31 @@ def japanese_tokenizer() -> Any:  # noqa: ANN401 - sudachipy ships no type infor
     return _SUDACHI.tokenizer()
 
 
+@functools.cache
+def japanese_morphology() -> bool:
+    """Whether SudachiPy and its core dictionary are installed (the ``ja`` extra).
+
+    Without them Japanese keywords and index terms come from character rules; said once
+    per process as a warning on the ``procedure_rag`` logger, when the first Japanese
+    text needs them.
+    """
+    return all(importlib.util.find_spec(name) is not None for name in ("sudachipy", "sudachidict_core"))
+
+
+def default_analyser() -> str:
+    """The analyser a new lexical index records: :data:`SUDACHI` when installed, else :data:`BIGRAMS`."""
+    return SUDACHI if japanese_morphology() else BIGRAMS
+
+
+@functools.cache
+def _warn_character_rules() -> None:
+    _LOG.warning(
+        "SudachiPy is not installed: Japanese keywords and lexical-index words come from "
+        "character rules (kanji and katakana runs); for Japanese morphology: "
+        "pip install 'procedure-rag[ja]'"
+    )
+
+
 def english_content_words(text: str) -> Iterator[tuple[int, str]]:
     """``(position, word)`` for the English words of ``text`` that are no stopwords.
 
@@ -152,11 +201,16 @@ def english_content_words(text: str) -> Iterator[tuple[int, str]]:
 def japanese_content_words(text: str) -> Iterator[tuple[int, str]]:
     """``(position, normalised form)`` for the Japanese nouns and verbs of ``text`` that carry a topic.
 
-    Latin words and numbers are left to the language-neutral rules of the caller.
-
-    Raises:
-        ImportError: When SudachiPy is not installed.
+    Latin words and numbers are left to the language-neutral rules of the caller. Without
+    SudachiPy, the runs of two or more kanji and katakana that are not formal nouns
+    (登録画面, 再起動, ダッシュボード), as they are written.
     """
+    if not japanese_morphology():
+        _warn_character_rules()
+        for m in _JA_RUN.finditer(text):
+            if len(m.group()) > 1 and m.group() not in _JA_STOP_NOUNS:
+                yield m.start(), m.group()
+        return
     pos = 0
     for m in japanese_tokenizer().tokenize(text):
         surface = m.surface()
@@ -191,25 +245,49 @@ def _snowball(word: str) -> str:
     return str(stemmer.stemWord(word))
 
 
-def lexical_terms(text: str) -> list[str]:
+def lexical_terms(text: str, analyser: str | None = None) -> list[str]:
     """The words of ``text`` the lexical index holds, in order, repeats kept.
 
     The text is NFKC-normalised (full-width letters and digits become ASCII); Latin
     words, numbers and codes are lower-cased, English stopwords dropped and plain words
-    cut to their Snowball stems; Japanese nouns, verbs and adjectives come in their
-    normalised form.
+    cut to their Snowball stems. Japanese words depend on ``analyser``, the one the index
+    records (:func:`default_analyser` when ``None``): with :data:`SUDACHI` nouns, verbs
+    and adjectives in their normalised form; with :data:`BIGRAMS` the overlapping
+    character pairs of each kanji and katakana run (a one-character run is its character).
+
+    Raises:
+        ValueError: For an unknown analyser.
+        ImportError: For Japanese text under :data:`SUDACHI` when SudachiPy is not installed.
     """
+    if analyser is None:
+        analyser = default_analyser()
+    elif analyser not in _ANALYSERS:
+        msg = f"unknown lexical analyser {analyser!r}: expected one of {', '.join(_ANALYSERS)}"
+        raise ValueError(msg)
     text = unicodedata.normalize("NFKC", text)
     out = [
         _stem(word)
         for word in _LATIN_TERM.findall(text.lower())
         if word not in ENGLISH_STOPWORDS and (len(word) > 1 or word.isdigit())
     ]
-    if _HAS_JA_TERM.search(text):
-        for morpheme in japanese_tokenizer().tokenize(text):
-            if not _HAS_JA_TERM.search(morpheme.surface()):
-                continue  # Latin words and numbers were taken above
-            pos = morpheme.part_of_speech()
-            if pos[0] in _JA_TERM_POS and pos[1] not in _JA_TERM_SKIP_POS2:
-                out.append(morpheme.normalized_form())
+    if not _HAS_JA_TERM.search(text):
+        return out
+    if analyser == BIGRAMS:
+        if not japanese_morphology():
+            _warn_character_rules()
+        for run in _JA_RUN.findall(text):
+            out.extend([run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)])
+        return out
+    if not japanese_morphology():
+        msg = (
+            "this lexical index's Japanese words were made with SudachiPy, which is not installed: "
+            "pip install 'procedure-rag[ja]' (or build the index again without it)"
+        )
+        raise ImportError(msg)
+    for morpheme in japanese_tokenizer().tokenize(text):
+        if not _HAS_JA_TERM.search(morpheme.surface()):
+            continue  # Latin words and numbers were taken above
+        pos = morpheme.part_of_speech()
+        if pos[0] in _JA_TERM_POS and pos[1] not in _JA_TERM_SKIP_POS2:
+            out.append(morpheme.normalized_form())
     return out

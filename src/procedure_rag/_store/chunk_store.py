@@ -23,7 +23,12 @@ from functools import partial
 from procedure_rag._models.identity import EmbeddingIdentity
 from procedure_rag._store.docstore import Docstore
 from procedure_rag._store.ledger import LEDGER_TABLES, VectorLedger, mark_chunks_stale, mark_live
-from procedure_rag._store.lexical_index import LexicalHit, create_lexical_tables, index_pending
+from procedure_rag._store.lexical_index import (
+    LexicalHit,
+    create_lexical_tables,
+    index_pending,
+    lexical_analyser,
+)
 from procedure_rag._store.lexical_memory import MemoryLexicon, SQLiteLexicalSource
 from procedure_rag._store.records import (
     EMBEDDING_DIMENSION_KEY,
@@ -94,6 +99,7 @@ class ChunkStore(VectorLedger, Docstore):
 
     def __init__(self, path: str | os.PathLike[str] = MEMORY) -> None:
         self._lexical = False  # set by _setup once the lexical tables exist
+        self._analyser = ""  # the lexical index's analyser, read by _setup
         self._lexicon = MemoryLexicon()  # read from the lexical tables at the first search
         super().__init__(path, "chunk store", self._setup)
 
@@ -101,6 +107,8 @@ class ChunkStore(VectorLedger, Docstore):
         with self._transaction() as conn:
             _open_schema(conn, self._path)
             self._lexical = create_lexical_tables(conn)
+            if self._lexical:
+                self._analyser = lexical_analyser(conn)
 
     @property
     def location(self) -> str:
@@ -215,12 +223,12 @@ class ChunkStore(VectorLedger, Docstore):
         if not self._lexical:
             return []
         with self._lock:
-            return self._lexicon.search(SQLiteLexicalSource(self._connection()), query, n)
+            return self._lexicon.search(SQLiteLexicalSource(self._connection(), self._analyser), query, n)
 
     def _index_words(self, conn: sqlite3.Connection) -> None:
         """Index the words of the chunks this transaction wrote (see :mod:`.lexical_index`)."""
         if self._lexical:
-            index_pending(conn)
+            index_pending(conn, self._analyser)
 
     def sources(self) -> list[str]:
         """The source ids with at least one chunk, sorted.

@@ -12,7 +12,11 @@ Words are made by :func:`~procedure_rag._language.words.lexical_terms`, not by S
 the text is NFKC-normalised (full-width letters and digits become ASCII); Latin words,
 numbers and codes are lower-cased, English stopwords dropped and plain words cut to
 their Snowball stems; Japanese content words come from SudachiPy in split mode C, in
-their normalised form (the same analyser as the keyword representation). The index
+their normalised form (the same analyser as the keyword representation), or, without
+SudachiPy installed, as character bigrams. Which of the two made an index's words is
+recorded in the docstore's ``info`` table under ``lexical_analyser`` when the index is
+created, and every later write and question uses that one, whatever is installed then
+(an index made before the key existed was made with SudachiPy). The index
 stores the words as space-separated text, and a query is its own words, each quoted,
 joined by ``OR``: nothing from the question is ever read as FTS5 query syntax.
 
@@ -35,9 +39,10 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from procedure_rag._language.words import lexical_terms
+from procedure_rag._language.words import SUDACHI, default_analyser, lexical_terms
 
 __all__ = [
+    "LEXICAL_ANALYSER_KEY",
     "LEXICAL_TABLES",
     "MAX_QUERY_TERMS",
     "LexicalHit",
@@ -45,12 +50,16 @@ __all__ = [
     "generation",
     "index_pending",
     "is_parent_metadata",
+    "lexical_analyser",
     "lexical_terms",
     "match_expression",
     "search_lexical",
 ]
 
 _LOG = logging.getLogger(__name__)
+
+#: The docstore info key recording the analyser of the index's words (see words.SUDACHI).
+LEXICAL_ANALYSER_KEY = "lexical_analyser"
 
 #: Most distinct words of a question that are searched (the rest are ignored).
 MAX_QUERY_TERMS = 64
@@ -137,6 +146,10 @@ def create_lexical_tables(conn: sqlite3.Connection) -> bool:
             raise
         _LOG.warning("this SQLite has no FTS5 (%s): lexical search is off", exc)
         return False
+    if conn.execute("SELECT 1 FROM info WHERE key = ?", (LEXICAL_ANALYSER_KEY,)).fetchone() is None:
+        # A new index gets what is installed; one made before the key existed used SudachiPy.
+        analyser = default_analyser() if fresh else SUDACHI
+        conn.execute("INSERT INTO info VALUES (?, ?)", (LEXICAL_ANALYSER_KEY, json.dumps(analyser)))
     if fresh:
         # A store written before the lexical index existed: index what it holds.
         conn.execute("INSERT OR IGNORE INTO lexical_pending SELECT chunk_id FROM chunks")
@@ -144,8 +157,16 @@ def create_lexical_tables(conn: sqlite3.Connection) -> bool:
     return True
 
 
-def index_pending(conn: sqlite3.Connection) -> int:
+def lexical_analyser(conn: sqlite3.Connection) -> str:
+    """The analyser recorded for the index's words (``words.SUDACHI`` or ``words.BIGRAMS``)."""
+    row = conn.execute("SELECT value FROM info WHERE key = ?", (LEXICAL_ANALYSER_KEY,)).fetchone()
+    return str(json.loads(row[0])) if row is not None else SUDACHI
+
+
+def index_pending(conn: sqlite3.Connection, analyser: str | None = None) -> int:
     """Index the words of every pending chunk, inside the caller's transaction.
+
+    ``analyser`` is the index's own (:func:`lexical_analyser`, read when ``None``).
 
     Returns:
         How many chunks were indexed (parents are skipped, not counted).
@@ -154,6 +175,8 @@ def index_pending(conn: sqlite3.Connection) -> int:
         "SELECT p.chunk_id, c.text, c.metadata FROM lexical_pending p JOIN chunks c USING (chunk_id)"
     ).fetchall()
     indexed = 0
+    if rows and analyser is None:
+        analyser = lexical_analyser(conn)
     for chunk_id, text, metadata in rows:
         if is_parent_metadata(metadata):
             continue
@@ -162,15 +185,22 @@ def index_pending(conn: sqlite3.Connection) -> int:
         )
         conn.execute("DELETE FROM lexical_ids WHERE chunk_id = ?", (chunk_id,))
         row = conn.execute("INSERT INTO lexical_ids (chunk_id) VALUES (?)", (chunk_id,)).lastrowid
-        conn.execute("INSERT INTO lexical (rowid, terms) VALUES (?, ?)", (row, " ".join(lexical_terms(text))))
+        terms = " ".join(lexical_terms(text, analyser))
+        conn.execute("INSERT INTO lexical (rowid, terms) VALUES (?, ?)", (row, terms))
         indexed += 1
     conn.execute("DELETE FROM lexical_pending")
     return indexed
 
 
-def search_lexical(conn: sqlite3.Connection, query: str, n: int) -> list[LexicalHit]:
-    """The best ``n`` chunks for ``query`` by BM25 (FTS5's ``bm25()``: k1 1.2, b 0.75)."""
-    terms = lexical_terms(query)
+def search_lexical(
+    conn: sqlite3.Connection, query: str, n: int, analyser: str | None = None
+) -> list[LexicalHit]:
+    """The best ``n`` chunks for ``query`` by BM25 (FTS5's ``bm25()``: k1 1.2, b 0.75).
+
+    ``query`` is cut into words by the index's analyser (:func:`lexical_analyser`, read
+    when ``None``).
+    """
+    terms = lexical_terms(query, analyser if analyser is not None else lexical_analyser(conn))
     if not terms or n < 1:
         return []
     rows = conn.execute(

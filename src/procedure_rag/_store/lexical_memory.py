@@ -44,6 +44,7 @@ from procedure_rag._store.lexical_index import (
     MAX_QUERY_TERMS,
     LexicalHit,
     generation,
+    lexical_analyser,
     lexical_terms,
     search_lexical,
 )
@@ -73,6 +74,10 @@ class LexicalSource(Protocol):
         """The index's generation counter now."""
         ...  # pragma: no cover - a protocol
 
+    def analyser(self) -> str:
+        """The analyser the index's words were made with (``words.SUDACHI`` or ``words.BIGRAMS``)."""
+        ...  # pragma: no cover - a protocol
+
     def read(self) -> tuple[int, Sequence[tuple[str, str]]]:
         """In one snapshot: the generation, and every indexed ``(chunk id, words)`` in row order."""
         ...  # pragma: no cover - a protocol
@@ -87,9 +92,13 @@ class SQLiteLexicalSource:
     """The lexical tables of a SQLite docstore, on its connection (used under the store's lock)."""
 
     conn: sqlite3.Connection
+    recorded: str | None = None  # the index's analyser when the caller knows it
 
     def generation(self) -> int:
         return generation(self.conn)
+
+    def analyser(self) -> str:
+        return self.recorded if self.recorded is not None else lexical_analyser(self.conn)
 
     def read(self) -> tuple[int, list[tuple[str, str]]]:
         self.conn.execute("BEGIN")  # one snapshot for the counter and the words
@@ -104,7 +113,7 @@ class SQLiteLexicalSource:
         return now, rows
 
     def search(self, query: str, n: int) -> list[LexicalHit]:
-        return search_lexical(self.conn, query, n)
+        return search_lexical(self.conn, query, n, self.analyser())
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +144,7 @@ class MemoryLexicon:
         answers then, so a store written to all the time spends at most about a tenth of
         its time reading. A source without its own search is read again at once.
         """
-        terms = lexical_terms(query)
+        terms = lexical_terms(query, source.analyser())
         if not terms or n < 1:
             return []
         asked = list(dict.fromkeys(terms))[:MAX_QUERY_TERMS]

@@ -22,8 +22,9 @@ from procedure_rag._store.records import StoredChunk
 
 __all__ = ["CopyReport", "copy_docstore"]
 
-#: Info keys the copy does not write with ``set_info`` (the store keeps them itself).
-_KEPT_KEYS = frozenset({"schema_version"})
+#: Info keys the copy does not write with ``set_info`` (the store keeps them itself: the
+#: target cuts the copied chunks into index words with its own recorded analyser).
+_KEPT_KEYS = frozenset({"schema_version", "lexical_analyser"})
 
 
 @dataclass(frozen=True, slots=True)

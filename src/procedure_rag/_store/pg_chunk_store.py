@@ -99,6 +99,7 @@ class PostgresChunkStore(Docstore):
         self._lexicon = MemoryLexicon()
         self._lexicon_lock = threading.Lock()
         self._psycopg_errors = _errors()
+        self._analyser = self._db.lexical_analyser  # recorded when the schema was made
 
     # -- what it is ---------------------------------------------------------------
 
@@ -160,7 +161,7 @@ class PostgresChunkStore(Docstore):
             conn.cursor().executemany(
                 _UPSERT_CHUNK, [(*row, seq) for row, seq in zip(rows, seqs, strict=True)]
             )
-            if _index_words(conn, rows, ()):
+            if _index_words(conn, rows, (), self._analyser):
                 _bump(conn)
 
     def get(self, ids: Iterable[str]) -> list[StoredChunk | None]:
@@ -175,7 +176,7 @@ class PostgresChunkStore(Docstore):
         unique = sorted(set(ids))
         with self._write() as conn:
             gone = _delete(conn, unique)
-            if _index_words(conn, (), gone):
+            if _index_words(conn, (), gone, self._analyser):
                 _bump(conn)
         return len(gone)
 
@@ -237,7 +238,7 @@ class PostgresChunkStore(Docstore):
             [(text, metadata, seqs[i], chunk_id) for i, (chunk_id, _, text, metadata) in plan.changed],
         )
         written = [row for _, row in (*plan.new, *plan.changed)]
-        return plan.result, _index_words(conn, written, plan.result.removed)
+        return plan.result, _index_words(conn, written, plan.result.removed, self._analyser)
 
     # -- lexical search -------------------------------------------------------------
 
@@ -282,7 +283,7 @@ class PostgresChunkStore(Docstore):
         """Delete chunks by id and mark their vectors stale, in one transaction."""
         unique = sorted(set(ids))
         with self._write() as conn:
-            changed = _index_words(conn, (), _delete(conn, unique))
+            changed = _index_words(conn, (), _delete(conn, unique), self._analyser)
             stale = [
                 row[0]
                 for row in conn.execute(
@@ -446,6 +447,9 @@ class _PostgresWords:
     def generation(self) -> int:
         return int(self._store._rows("SELECT n FROM lexical_generation")[0][0])
 
+    def analyser(self) -> str:
+        return self._store._analyser
+
     def read(self) -> tuple[int, list[tuple[str, str]]]:
         with self._store._db.connection(_WHAT) as conn, conn.transaction():
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")  # one snapshot for both
@@ -498,8 +502,10 @@ def _delete(conn: Any, ids: Sequence[str]) -> list[str]:  # noqa: ANN401 - psyco
     ]
 
 
-def _index_words(conn: Any, written: Iterable[Row], removed: Iterable[str]) -> bool:  # noqa: ANN401
+def _index_words(conn: Any, written: Iterable[Row], removed: Iterable[str], analyser: str) -> bool:  # noqa: ANN401
     """Index the words of chunks written (children only), drop those of chunks removed.
+
+    ``analyser`` is the one the store records (``lexical_analyser`` in its info table).
 
     Returns whether the lexical table changed: the caller then raises the generation
     (:func:`_bump`), last.
@@ -510,7 +516,7 @@ def _index_words(conn: Any, written: Iterable[Row], removed: Iterable[str]) -> b
         return False
     dropped = conn.execute("DELETE FROM lexical WHERE chunk_id = ANY(%s)", (ids,)).rowcount
     words = [
-        (chunk_id, " ".join(lexical_terms(text)))
+        (chunk_id, " ".join(lexical_terms(text, analyser)))
         for chunk_id, _, text, metadata in rows
         if not is_parent_metadata(metadata)
     ]

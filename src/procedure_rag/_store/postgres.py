@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from procedure_rag._errors import DocstoreError
+from procedure_rag._language.words import SUDACHI, default_analyser
+from procedure_rag._store.lexical_index import LEXICAL_ANALYSER_KEY
 from procedure_rag._store.records import SCHEMA_VERSION_KEY, STORE_SCHEMA_VERSION, dumps, schema_version_error
 
 if TYPE_CHECKING:
@@ -205,7 +207,8 @@ class PostgresConnection:
             raise ImportError(INSTALL_HINT) from exc
         self._psycopg = psycopg
         with self._direct() as conn:
-            _open_schema(conn, self.url, create=create)
+            #: What cuts the lexical index's Japanese words (``words.SUDACHI`` or ``BIGRAMS``).
+            self.lexical_analyser = _open_schema(conn, self.url, create=create)
         self._closed = False
         self._close_lock = threading.Lock()
         self._idle_since = weakref.WeakKeyDictionary()
@@ -316,8 +319,12 @@ def _connect_message(shown: str, exc: BaseException) -> str:
     return f"cannot connect to the docstore at {shown!r}: {text}"
 
 
-def _open_schema(conn: psycopg.Connection[Any], url: PostgresURL, *, create: bool) -> None:
-    """Check (or create) the schema's tables and version, in one transaction under a lock."""
+def _open_schema(conn: psycopg.Connection[Any], url: PostgresURL, *, create: bool) -> str:
+    """Check (or create) the schema's tables and version, in one transaction under a lock.
+
+    Returns:
+        The lexical analyser the schema records (a schema older than the key: SudachiPy's).
+    """
     from psycopg import sql  # noqa: PLC0415 - optional, imported by the caller already
 
     schema = url.schema
@@ -350,10 +357,15 @@ def _open_schema(conn: psycopg.Connection[Any], url: PostgresURL, *, create: boo
             for statement in _TABLES:
                 conn.execute(sql.SQL(statement).format(schema=name))
             conn.execute(
-                sql.SQL("INSERT INTO {}.info VALUES (%s, %s)").format(name),
-                (SCHEMA_VERSION_KEY, dumps(STORE_SCHEMA_VERSION)),
+                sql.SQL("INSERT INTO {}.info VALUES (%s, %s), (%s, %s)").format(name),
+                (
+                    SCHEMA_VERSION_KEY,
+                    dumps(STORE_SCHEMA_VERSION),
+                    LEXICAL_ANALYSER_KEY,
+                    dumps(analyser := default_analyser()),
+                ),
             )
-            return
+            return analyser
         row = conn.execute(
             sql.SQL("SELECT value FROM {}.info WHERE key = %s").format(sql.Identifier(schema)),
             (SCHEMA_VERSION_KEY,),
@@ -362,6 +374,11 @@ def _open_schema(conn: psycopg.Connection[Any], url: PostgresURL, *, create: boo
         error = schema_version_error(version, where)
         if error is not None:
             raise DocstoreError(str(error))
+        row = conn.execute(
+            sql.SQL("SELECT value FROM {}.info WHERE key = %s").format(sql.Identifier(schema)),
+            (LEXICAL_ANALYSER_KEY,),
+        ).fetchone()
+        return str(_json_value(row[0])) if row is not None else SUDACHI
 
 
 def _json_value(text: object) -> object:

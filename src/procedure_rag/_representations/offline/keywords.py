@@ -1,8 +1,9 @@
 """Keywords of a chunk: codes and numbers, UI labels, product names and content words.
 
 Content words are made by :mod:`procedure_rag._language.words` (Japanese through
-SudachiPy in split mode C, English by a stopword list); the codes, labels and product
-names are found here, by patterns that hold for both languages.
+SudachiPy in split mode C, or by character runs without it; English by a stopword
+list); the codes, labels and product names are found here, by patterns that hold for
+both languages.
 
 Keywords are ranked by kind (codes, UI labels, product names, then words) only to
 decide which survive the bound; the list comes back in order of first appearance.
@@ -99,11 +100,9 @@ def keywords(chunk: Chunk, *, limit: int = KEYWORD_LIMIT) -> list[str]:
 
     Codes and numbers (0x80070005, 20H2, 1.19050.1301.0), UI labels (「保存」, [Save],
     **Save**), product names (HoloLens 2, Advanced Recovery Companion) and content
-    words (Japanese via SudachiPy; English by a stopword list) all count. Link
-    targets and fenced code are left out: paths and markup are not what people ask about.
-
-    Raises:
-        ImportError: For Japanese text when SudachiPy is not installed.
+    words (Japanese via SudachiPy, or kanji and katakana runs without it; English by a
+    stopword list) all count. Link targets and fenced code are left out: paths and markup
+    are not what people ask about.
     """
     body = _FENCE_BLOCK.sub(" ", body_text(chunk))
     text = "\n".join((" > ".join(chunk.section_path[-2:]), _URL.sub(" ", _LINK.sub(r"\1", body))))
