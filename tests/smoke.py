@@ -16,6 +16,9 @@ from pathlib import Path
 SAMPLES = Path(__file__).resolve().parents[1] / "src" / "procedure_rag" / "samples"
 QUESTION = "How do I hard-restart the device if the standard reset did not work?"
 HARD_RESTART = "Hard-restart procedure"
+# Without SudachiPy: Japanese keywords and lexical words by character rules.
+JA_QUESTION = "電源ボタンを15秒間長押しして再起動するには？"
+JA_HARD_RESTART = "ハード再起動の手順"
 
 
 def _check(ok: bool, what: str) -> None:
@@ -56,6 +59,14 @@ def main() -> None:
     _check(
         len(hits) == 3 and any(HARD_RESTART in h.metadata["section"] for h in hits),
         "LangChain index and query: " + " | ".join(h.metadata["section"][-40:] for h in hits),
+    )
+
+    with lc.ProcedureMultiVectorRetriever(vectorstore=InMemoryVectorStore(embeddings), k=3) as retriever:
+        retriever.add_documents(ja_docs)
+        hits = retriever.invoke(JA_QUESTION)
+    _check(
+        len(hits) == 3 and any(JA_HARD_RESTART in h.metadata["section"] for h in hits),
+        "Japanese index and query without SudachiPy: " + " | ".join(h.metadata["section"][-30:] for h in hits),
     )
 
     parser = li.ProcedureNodeParser(chunk_size=400)
