@@ -66,7 +66,8 @@ def main() -> None:
         hits = retriever.invoke(JA_QUESTION)
     _check(
         len(hits) == 3 and any(JA_HARD_RESTART in h.metadata["section"] for h in hits),
-        "Japanese index and query without SudachiPy: " + " | ".join(h.metadata["section"][-30:] for h in hits),
+        "Japanese index and query without SudachiPy: "
+        + " | ".join(h.metadata["section"][-30:] for h in hits),
     )
 
     parser = li.ProcedureNodeParser(chunk_size=400)
