@@ -56,7 +56,8 @@ def test_short_sibling_sections_of_one_parent_are_one_chunk_with_their_headings(
     assert_reading_order(chunks)
 
 
-def test_off_by_default_one_chunk_per_section() -> None:
+def test_off_by_default_for_markup_one_chunk_per_section() -> None:
+    # Markdown elements carry no page: the default (None) leaves its sections apart.
     chunker = ProcedureChunker(ChunkerOptions(chunk_size=400))
     chunks = children_of(chunker.chunk(STEPS_AS_HEADINGS, source_id="doc"))
     assert [c.section_path[-1] for c in chunks][-5:] == [
@@ -90,3 +91,41 @@ def test_the_recovery_pages_two_restart_procedures_share_a_chunk() -> None:
     together = [c for c in chunks if standard in c.text and hard in c.text]
     assert together, [c.section_path for c in chunks]
     assert not lost_characters(text, chunks, dropped_spans(chunker, text, "doc"))
+
+
+def _together(chunks: list, *headings: str) -> list:
+    return [c for c in chunks if all(h in c.text for h in headings)]
+
+
+STANDARD, HARD = "Standard restart procedure", "Hard-restart procedure"
+
+
+def test_by_default_sections_under_headings_inferred_from_the_print_are_combined() -> None:
+    # The recovery page printed by Chromium with body-size headings a rule underlines, its
+    # tags and outline removed: the headings are inferred from the print, so the two short
+    # restart procedures share a chunk by default, under the first one's path.
+    chunker = ProcedureChunker(ChunkerOptions(chunk_size=400))
+    pdf = children_of(chunker.iter_chunks_from_source(DATA / "pdf" / "hololens-recovery-en.ruled.pdf"))
+    together = _together(pdf, STANDARD, HARD)
+    assert together, [c.section_path for c in pdf]
+    assert together[0].section_path[-1] != HARD
+
+
+def test_by_default_declared_headings_keep_their_sections_apart() -> None:
+    # The same page as Markdown, and printed by Chromium with its tags and outline.
+    chunker = ProcedureChunker(ChunkerOptions(chunk_size=400))
+    markdown = (DATA / "hololens" / "en" / "hololens-recovery.md").read_text(encoding="utf-8")
+    tagged = DATA / "pdf" / "hololens-recovery-en.chromium.pdf"
+    for chunks in (
+        children_of(chunker.chunk(markdown, source_id="doc")),
+        children_of(chunker.iter_chunks_from_source(tagged)),
+    ):
+        assert not _together(chunks, STANDARD, HARD)
+        assert HARD in {c.section_path[-1] for c in chunks}
+
+
+def test_inferred_headings_stay_apart_when_asked() -> None:
+    chunker = ProcedureChunker(ChunkerOptions(chunk_size=400, combine_small_sections=False))
+    pdf = children_of(chunker.iter_chunks_from_source(DATA / "pdf" / "hololens-recovery-en.ruled.pdf"))
+    assert HARD in {c.section_path[-1] for c in pdf}
+    assert not _together(pdf, STANDARD, HARD)

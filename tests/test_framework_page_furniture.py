@@ -27,6 +27,7 @@ from langchain_core.documents import Document
 
 from langchain_procedures import ProcedureTextSplitter
 from procedure_rag import read_metadata
+from procedure_rag._readers.pdf_text import same_length_lookalikes
 
 with warnings.catch_warnings():  # langchain-community announces its sunset on import
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -53,11 +54,12 @@ def _lines(page: Document) -> list[str]:
 
 
 def _flat(text: str) -> str:
-    return "".join(text.split())
+    """Whitespace ignored (the reader joins wrapped lines), look-alike glyphs read as what they stand for."""
+    return "".join(same_length_lookalikes(text).split())
 
 
 def _lost(pages: list[Document], chunks: list[Document]) -> list[str]:
-    """The page lines no chunk holds (whitespace ignored: the reader joins wrapped lines)."""
+    """The page lines no chunk holds (see :func:`_flat`)."""
     held = "\n".join(_flat(d.page_content) for d in chunks)
     return [line for page in pages for line in _lines(page) if _flat(line) not in held]
 

@@ -28,7 +28,8 @@ K = ElementKind
 
 
 def chunks_of(source: object, *, chunk_size: int = 4000, source_format: str = "auto") -> list[Chunk]:
-    chunker = ProcedureChunker(ChunkerOptions(chunk_size=chunk_size))
+    # Each section alone (no combining of small ones), so that chunks show the reader's headings.
+    chunker = ProcedureChunker(ChunkerOptions(chunk_size=chunk_size, combine_small_sections=False))
     chunks = chunker.iter_chunks_from_source(source, source_id="doc", source_format=source_format)
     return [c for c in chunks if c.level is ChunkLevel.CHILD]
 

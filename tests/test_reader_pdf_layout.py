@@ -28,6 +28,7 @@ from procedure_rag import ChunkerOptions, ChunkLevel, ProcedureChunker, chunk_me
 from procedure_rag._metadata import read_metadata
 from procedure_rag._readers.pdf import read_pdf
 from procedure_rag._readers.pdf_pages import PdfFile
+from procedure_rag._readers.pdf_text import join_wrapped
 from procedure_rag._types import Chunk, ElementKind
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -42,7 +43,8 @@ K = ElementKind
 
 
 def chunks_of(path: Path, *, chunk_size: int = 400) -> list[Chunk]:
-    chunker = ProcedureChunker(ChunkerOptions(chunk_size=chunk_size))
+    # Each section alone (no combining of small ones), so that chunks show the reader's headings.
+    chunker = ProcedureChunker(ChunkerOptions(chunk_size=chunk_size, combine_small_sections=False))
     return [
         c for c in chunker.iter_chunks_from_source(path, source_id=path.name) if c.level is ChunkLevel.CHILD
     ]
@@ -194,6 +196,26 @@ def test_headings_by_font_size_and_kangxi_glyphs_fixed() -> None:
     text = "".join(e.text for e in elements)
     assert "利用" in text
     assert not re.search("[\u2e80-\u2fdf]", text)
+
+
+def test_wrapped_lines_are_joined_as_their_script_wants() -> None:
+    # The browser-printed manual: a sentence wrapped at the right margin (also where the
+    # line boxes leave a paragraph-sized gap), a command wrapped inside a package name, a
+    # note line that ends where the line before it could have gone on.
+    text = read_pdf(SAPPHIRE, source_id="doc").text
+    assert "手動で指定する必要があります。" in text  # Japanese: no space
+    assert "dash-core-components dash-html-components\n" in text  # a name's hyphen kept, no space
+    assert "\n※ Anaconda 仮想環境では pip install" in text  # a note label keeps its line
+    english = read_pdf(CHROMIUM["en"], source_id="doc").text
+    assert "Right-click the device, and select Properties. A dialog box" in english  # one space
+
+
+def test_wrapped_line_joints() -> None:
+    assert join_wrapped("必要があり", "ます。") == "必要があります。"
+    assert join_wrapped("the con-", "figuration file") == "the configuration file"
+    assert join_wrapped("dash dash-", "html-components") == "dash dash-html-components"
+    assert join_wrapped("cd /home/", "user/data") == "cd /home/user/data"
+    assert join_wrapped("Select OK.", "Then wait") == "Select OK. Then wait"
 
 
 def test_body_size_headings_underlined_by_a_rule_are_headings() -> None:

@@ -37,7 +37,8 @@ DECKS = {
     "ja-libreoffice": PPTX / "hololens-restart-deck-ja-libreoffice.pptx",
 }
 TROUBLESHOOT = PPTX / "hololens-troubleshoot-libreoffice-ja.pptx"
-CHUNKER = ProcedureChunker(ChunkerOptions(length_function=len, chunk_size=400))
+# Each slide's section alone (no combining of small sections), so that chunks show the reader's titles.
+CHUNKER = ProcedureChunker(ChunkerOptions(length_function=len, chunk_size=400, combine_small_sections=False))
 
 #: What each restart deck says, by language: title, sections, the slides' titles, the note's label.
 DECK_TEXT = {

@@ -231,9 +231,12 @@ class ProcedureChunker:
         sections = iter_sections(
             iter_with_section_paths(elements), lexicon, drop_kinds=self._options.drop_kinds
         )
-        if self._options.combine_small_sections:
+        if self._options.combine_small_sections is not False:
             sections = combine_small_sections(
-                sections, size=self._section_size, budget=lambda path: self._room(path, lexicon)
+                sections,
+                size=self._section_size,
+                budget=lambda path: self._room(path, lexicon),
+                inferred_only=self._options.combine_small_sections is None,
             )
         for section in sections:
             header, shown, header_size = self._header(section.path, lexicon)

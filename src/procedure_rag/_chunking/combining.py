@@ -9,6 +9,13 @@ sections are chunked as one while they fit the budget together: each next sectio
 sibling of the one before it, or its first subsection, under the same parent. The combined
 section keeps the first one's path (the chunk's ``section_path`` is where it starts); the
 headings of the sections after it become lines of its text, where they stood.
+
+By default (``ChunkerOptions.combine_small_sections=None``) a section joins the run only
+when its heading was inferred from the print: from font size, weight or a rule in a PDF
+without tags or outline, or from the shape of a line in text extracted from pages (hint
+``heading_from``). Such a heading may be a step written large, a label or a sub-heading of
+a page given to a screenshot, and its section is often a line or two; a heading that a
+Markdown, HTML or Word author, or a PDF's tags or outline, declare keeps its section apart.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 
 from procedure_rag._chunking.units import Section, Unit
+from procedure_rag._readers.draft import HEADING_FROM, INFERRED_HEADINGS
 from procedure_rag._types import ElementKind
 
 __all__ = ["combine_small_sections"]
@@ -33,6 +41,14 @@ def _follows(before: tuple[str, ...], after: tuple[str, ...], parent: tuple[str,
     if after[: len(parent)] != parent or len(after) <= len(parent):
         return False
     return before[: len(after) - 1] == after[:-1]
+
+
+def _inferred(section: Section) -> bool:
+    """Whether the section opens with a heading inferred from the print (see ``HEADING_FROM``)."""
+    first = section.units[0] if section.units else None
+    return first is not None and any(
+        e.kind in _HEADINGS and e.hint(HEADING_FROM) in INFERRED_HEADINGS for e in first.carried
+    )
 
 
 def _with_heading_lines(section: Section) -> list[Unit]:
@@ -55,6 +71,7 @@ def combine_small_sections(
     *,
     size: Callable[[Section], int],
     budget: Callable[[tuple[str, ...]], int],
+    inferred_only: bool = False,
 ) -> Iterator[Section]:
     """Yield ``sections`` with runs of small consecutive ones combined (see the module docstring).
 
@@ -62,6 +79,9 @@ def combine_small_sections(
         sections: The document's sections in reading order.
         size: The size of a section's text, its headings included, without its header line.
         budget: What the text of a combined section with a given path may take at most.
+        inferred_only: Append to a run only sections whose heading was inferred from
+            the print (the hint ``heading_from`` is ``"fonts"`` or ``"text"``); the
+            run's first section may be any.
     """
     run: Section | None = None
     last: tuple[str, ...] = ()
@@ -76,6 +96,7 @@ def combine_small_sections(
         cost = size(section)
         if (
             run is not None
+            and (not inferred_only or _inferred(section))
             and total + cost <= budget(run.path)
             and _follows(last, section.path, run.path[:-1])
         ):

@@ -70,10 +70,16 @@ class ChunkerOptions:
             notes (by default it does, after the content of their section).
         combine_small_sections: Whether consecutive sections of one parent that fit one
             chunk together are chunked as one (a procedure written as short headed
-            sections; see :mod:`procedure_rag._chunking.combining`). Off by default:
-            measured on the development sets it lifts the real Japanese PDFs (answered@5
-            .76 -> .88, complete@5 .68 -> .76) but lowers Japanese-native Markdown
-            (answered@5 .85 -> .82) and HoloLens English answered@1 (.76 -> .72).
+            sections; see :mod:`procedure_rag._chunking.combining`). ``None`` (the
+            default) combines only where the next section's heading was inferred from
+            the print: a PDF without tags or outline (headings by font size, weight or
+            an underline rule) or page texts a loader extracted (headings by the shape
+            of a line). Such a heading may be a step set large or a label above a
+            screenshot; headings a Markdown, HTML or Word author or a PDF's tags and
+            outline declare keep their sections apart. ``True`` combines everywhere
+            (measured on the development sets: lowers Japanese-native Markdown
+            answered@5 .85 -> .82 and HoloLens English answered@1 .76 -> .72),
+            ``False`` nowhere.
     """
 
     chunk_size: int = 400
@@ -93,7 +99,7 @@ class ChunkerOptions:
     include_hidden_sheets: bool = False
     include_hidden_slides: bool = False
     include_speaker_notes: bool = True
-    combine_small_sections: bool = False
+    combine_small_sections: bool | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.chunk_size, bool) or not isinstance(self.chunk_size, int):

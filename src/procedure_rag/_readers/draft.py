@@ -14,7 +14,15 @@ from dataclasses import dataclass
 
 from procedure_rag._types import BBox, ElementKind, LayoutElement, Span
 
-__all__ = ["ElementDraft", "element_id_for", "list_id_for"]
+__all__ = ["HEADING_FROM", "INFERRED_HEADINGS", "ElementDraft", "element_id_for", "list_id_for"]
+
+#: The hint naming what a reader found a heading by: ``"tags"`` or ``"outline"`` (a PDF's
+#: own structure), ``"fonts"`` (size, weight or a rule drawn under it), ``"text"`` (the
+#: shape of a line of extracted text). Readers of formats that declare their headings
+#: (Markdown, HTML, Word styles) leave it out.
+HEADING_FROM = "heading_from"
+#: The ``heading_from`` values of headings inferred from the print rather than declared.
+INFERRED_HEADINGS = frozenset({"fonts", "text"})
 
 
 def element_id_for(source_id: str, order: int) -> str:

@@ -10,7 +10,9 @@ elements: headings with their level, list items with their markers and nesting
 (:class:`~procedure_rag._readers.layout_json.ListAssembler`), notes by their label,
 tables as Markdown, captions, and headers and footers (dropped by the chunker by
 default). Every element has its 1-based ``page`` and its ``bbox``; a printed page
-number that differs from the PDF page is kept as the hint ``printed_page``.
+number that differs from the PDF page is kept as the hint ``printed_page``, and a
+heading's evidence as the hint ``heading_from`` (``"tags"``, ``"outline"``, ``"fonts"``,
+or ``"text"`` where only the shape of a line told).
 
 Pages without a text layer (scans) give one :class:`UserWarning` naming them; the
 rest is read. For scanned PDFs use OCR or a layout parser (Docling, Unstructured,
@@ -19,17 +21,19 @@ a cloud service) and chunk its output; see ``docs/readers/pdf.md``.
 
 from __future__ import annotations
 
+import re
 import warnings
 from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
+from procedure_rag._language.labels import leading_label
 from procedure_rag._language.numbering import match_step_marker
-from procedure_rag._readers.draft import ElementDraft, element_id_for
+from procedure_rag._readers.draft import HEADING_FROM, ElementDraft, element_id_for
 from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._readers.pdf_pages import Line, PageLines, PdfFile, PdfSource
 from procedure_rag._readers.pdf_structure import Block, Layout, lay_out
-from procedure_rag._readers.pdf_text import fix_line, with_plain_bullet
+from procedure_rag._readers.pdf_text import fix_line, with_plain_bullet, wrap_joint
 from procedure_rag._readers.plaintext import iter_plain_text_within
 from procedure_rag._readers.registry import Source
 from procedure_rag._readers.tables import pipe_table
@@ -38,6 +42,8 @@ from procedure_rag._types import BBox, ElementKind, LayoutElement, Span
 __all__ = ["PdfSource", "extract_pdf_text", "iter_pdf", "read_pdf"]
 
 _FORMAT = "pdf"
+# What a line cannot be broken inside: a word, up to and with its first Japanese character.
+_FIRST_WORD = re.compile(r"[^\s\u2e80-\uffef]{0,12}[\u2e80-\uffef]?")
 _KINDS = {
     "heading": ElementKind.SECTION_HEADER,
     "title": ElementKind.TITLE,
@@ -179,6 +185,7 @@ class _Writer:
                 hints = (*hints, ("contents", "true"))
             if block.kind == "heading":
                 self.level = block.level
+                hints = (*hints, (HEADING_FROM, self.layout.heading_evidence))
             elif block.kind == "title":
                 self.level = 0
             draft = ElementDraft(_KINDS[block.kind], block.text, level=block.level, hints=hints)
@@ -198,7 +205,11 @@ class _Writer:
 
     def _add_to_run(self, block: Block, page: PageLines) -> None:
         em = max(self.layout.body, 1.0)
-        for line in block.lines:
+        for i, line in enumerate(block.lines):
+            text = with_plain_bullet(fix_line(line.text))
+            if self.run_lines and self._wraps(self.run_lines[-1], line, text, page, first=not i):
+                self._join_wrapped(text, page, line)
+                continue
             if self.run_lines:
                 prev = self.run_lines[-1]
                 gap = prev.page is page and line.top - prev.line.bottom > 0.45 * max(
@@ -211,7 +222,6 @@ class _Writer:
                 )
             indent = " " * min(40, max(0, round((line.left - self.layout.margins[page.number]) / (0.5 * em))))
             self._run_text(indent)
-            text = with_plain_bullet(fix_line(line.text))
             indented = line.left > self.layout.margins[page.number] + 0.5 * em
             unmarked = match_step_marker(text) is None
             if block.kind == "item" and line is block.lines[0] and indented and unmarked:
@@ -219,6 +229,46 @@ class _Writer:
             start = self.run_length
             self._run_text(text)
             self.run_lines.append(_RunLine(start, self.run_length, page, line))
+
+    def _wraps(self, last: _RunLine, line: Line, text: str, page: PageLines, *, first: bool) -> bool:
+        """Whether ``line`` goes on the run's last line wrapped: that line ran to the text's right edge.
+
+        It did when the first word of ``line`` would not have fitted after it. The first
+        line of a block goes on the line before it only on the same page, in the same
+        size and weight, starting where it starts (or up to two characters left of
+        it: a paragraph's indented first line) and not split from it by tags (a paragraph
+        gap measured between line boxes misleads where a tall glyph makes a box taller).
+        Lines in a monospaced font (commands, code) and lines that open with a step
+        marker or a note label (``※``, ``Note:``) keep their break.
+        """
+        prev = last.line
+        if prev.mono or line.mono or match_step_marker(text) is not None or leading_label(text)[0]:
+            return False
+        if first and (
+            last.page is not page
+            or _apart(prev, line)
+            or (line.tag_key and prev.tag_key)
+            or not prev.left - 2 * line.size <= line.left <= prev.left + 0.5 * line.size
+        ):
+            return False
+        right = self.layout.rights.get(page.number, 0.0)
+        if right <= 0:
+            return False
+        # Japanese breaks after any character; other scripts after a word.
+        word = _FIRST_WORD.match(text).group()  # type: ignore[union-attr]
+        wide = sum(1.0 if ch > "\u2e7f" else 0.55 for ch in word)
+        return prev.right + (wide + 0.3) * line.size > right
+
+    def _join_wrapped(self, text: str, page: PageLines, line: Line) -> None:
+        """Write ``text`` onto the run's last line, joined as its script wants (see :func:`wrap_joint`)."""
+        drop, joint = wrap_joint(self.run[-1], text)
+        if drop:
+            self.run[-1] = self.run[-1][:-drop]
+            self.run_length -= drop
+        self._run_text(joint)
+        start = self.run_length
+        self._run_text(text)
+        self.run_lines.append(_RunLine(start, self.run_length, page, line))
 
     def _run_text(self, text: str) -> None:
         if not self.run:
@@ -259,10 +309,11 @@ class _Writer:
                     kind, level = ElementKind.TEXT, 0
                 else:
                     kind, level = ElementKind.SECTION_HEADER, self.level + max(element.level, 1)
+            hints = (*element.hints, *self._hints(page))
+            if kind is ElementKind.SECTION_HEADER:
+                hints = (*hints, (HEADING_FROM, "text"))
             placed = replace(element, kind=kind, level=level, page=page.number, bbox=_box(on_page, page))
-            self._add(
-                replace(placed, hints=(*element.hints, *self._hints(page)), record_id=f"page {page.number}")
-            )
+            self._add(replace(placed, hints=hints, record_id=f"page {page.number}"))
         self._write(text + "\n\n")
         self.run.clear()
         self.run_lines.clear()

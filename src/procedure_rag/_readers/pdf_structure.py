@@ -115,6 +115,7 @@ class Layout:
     body: float = 10.0
     margins: dict[int, float] = field(default_factory=dict)
     heading_evidence: str = "fonts"
+    rights: dict[int, float] = field(default_factory=dict)
 
 
 def lay_out(pages: Sequence[PageLines], outline: Sequence[OutlineEntry]) -> Layout:
@@ -151,7 +152,7 @@ def lay_out(pages: Sequence[PageLines], outline: Sequence[OutlineEntry]) -> Layo
     margins = {
         page.number: _margin(page, page_blocks) for page, page_blocks in zip(pages, blocks, strict=True)
     }
-    return Layout(list(pages), blocks, furniture, body, margins, evidence)
+    return Layout(list(pages), blocks, furniture, body, margins, evidence, _right_edges(pages, blocks))
 
 
 def _margin(page: PageLines, blocks: list[Block]) -> float:
@@ -164,6 +165,21 @@ def _margin(page: PageLines, blocks: list[Block]) -> float:
     floor = min(lefts)
     shared = [x for x, n in common if n >= 2]
     return float(min(shared)) if shared else floor
+
+
+def _right_edges(pages: Sequence[PageLines], blocks: list[list[Block]]) -> dict[int, float]:
+    """The right edge of each page's body text: where the document's full lines end.
+
+    Taken over the whole document (pages of one size share their margins), so that a
+    page with little text, labels in a figure, still has the document's edge: the
+    right end most body lines do not pass (the 90th percentile of pages that size).
+    """
+    by_width: dict[int, list[float]] = {}
+    for page, page_blocks in zip(pages, blocks, strict=True):
+        rights = by_width.setdefault(round(page.width), [])
+        rights.extend(line.right for b in page_blocks if b.kind in ("text", "item") for line in b.lines)
+    edges = {w: sorted(rights)[int(0.9 * (len(rights) - 1))] for w, rights in by_width.items() if rights}
+    return {page.number: edges.get(round(page.width), 0.0) for page in pages}
 
 
 def _body_size(pages: Sequence[PageLines]) -> float:

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import cache
 
-__all__ = ["fix_line", "join_wrapped", "with_plain_bullet"]
+__all__ = ["fix_line", "join_wrapped", "same_length_lookalikes", "with_plain_bullet", "wrap_joint"]
 
 # Kangxi radicals, CJK radicals supplement, compatibility ideographs (and their
 # supplement), alphabetic presentation forms (ligatures ﬁ ﬂ ﬀ …).
@@ -35,6 +36,11 @@ _SPACED = re.compile(f"(?<![^ ])[{_CJK}](?: [{_CJK}](?![^ ])){{2,}}")
 _CJK_END = re.compile(f"[{_CJK}]$")
 _CJK_START = re.compile(f"^[{_CJK}]")
 _HYPHENATED = re.compile(r"[a-z]{2}-$")
+# A word that goes on with another hyphen, a dot, an underscore or a slash is a name
+# (``dash-`` / ``html-components``, a package), not a hyphenated word: its hyphen stays.
+_NAME_GOES_ON = re.compile(r"^[a-z]+[-_./]")
+# A path or an address cut after a slash (``/home/`` / ``user/…``) goes on with no space.
+_PATH_CUT = re.compile(r"\w/$")
 
 
 def fix_line(text: str) -> str:
@@ -46,17 +52,55 @@ def fix_line(text: str) -> str:
     return text
 
 
+@cache
+def _one_for_one() -> dict[int, str]:
+    """Look-alike glyphs whose NFKC form is one character, as a translation table."""
+    ranges = ((0x2E80, 0x2FDF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
+    table: dict[int, str] = {}
+    for low, high in ranges:
+        for code in range(low, high + 1):
+            mapped = unicodedata.normalize("NFKC", chr(code))
+            if len(mapped) == 1 and mapped != chr(code):
+                table[code] = mapped
+    return table
+
+
+def same_length_lookalikes(text: str) -> str:
+    """``text`` with look-alike CJK glyphs (``⽤``) written as the characters they stand for.
+
+    Each is replaced by one character, so offsets into ``text`` stay valid: for text
+    another tool extracted from a PDF (a loader's page), whose spans the caller keeps.
+    """
+    if not _LOOKALIKE.search(text):
+        return text
+    return text.translate(_one_for_one())
+
+
 def join_wrapped(first: str, second: str) -> str:
     """``first`` and the line it wraps into, joined as the script wants."""
     if not first:
         return second
     if not second:
         return first
+    drop, joint = wrap_joint(first, second)
+    return first[: len(first) - drop] + joint + second
+
+
+def wrap_joint(first: str, second: str) -> tuple[int, str]:
+    """How to join a wrapped line to the next: characters to drop from ``first``'s end, and what goes between.
+
+    Nothing between where either side is Japanese; a hyphen at the end of a word
+    dropped when the next line goes on in lower case (a hyphenated word), kept with
+    nothing between when that goes on as a name (``dash-`` / ``html-components``);
+    nothing after a slash that cuts a path; one space otherwise.
+    """
     if _CJK_END.search(first) or _CJK_START.match(second):
-        return first + second
+        return 0, ""
     if _HYPHENATED.search(first) and second[:1].islower():
-        return first[:-1] + second
-    return f"{first} {second}"
+        return (0, "") if _NAME_GOES_ON.match(second) else (1, "")
+    if _PATH_CUT.search(first) and second[:1].isalnum():
+        return 0, ""
+    return 0, " "
 
 
 # Bullet glyphs PDFs draw (symbol fonts map them to private-use code points).

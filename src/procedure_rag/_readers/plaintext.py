@@ -51,6 +51,7 @@ from procedure_rag._language.numbering import (
 from procedure_rag._readers.draft import element_id_for, list_id_for
 from procedure_rag._readers.headings import HeadingRules
 from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
+from procedure_rag._readers.pdf_text import same_length_lookalikes
 from procedure_rag._readers.text_lines import (
     CONTINUES_LINE,
     RULE,
@@ -546,6 +547,10 @@ def iter_plain_text(
         options: The reader options; their step and heading numbering styles are
             recognised, most specific first.
 
+    Look-alike CJK glyphs that PDF extraction gives (Kangxi radicals such as ``⽤`` for
+    ``用``, compatibility ideographs) are read as the characters they stand for, one
+    for one, so spans still point into ``text``.
+
     Yields:
         :class:`LayoutElement` values whose spans cover every non-whitespace character
         of ``text``. Elements are held back only while the reader decides whether a
@@ -553,6 +558,8 @@ def iter_plain_text(
     """
     if not text.strip():
         return
+    # Look-alike glyphs of PDF-extracted text (⽤ for 用), one character for one: spans stay.
+    text = same_length_lookalikes(text)
     yield from _Reader(text, source_id, options.step_styles, options.heading_styles).run()
 
 

@@ -33,8 +33,9 @@ from typing import cast
 
 from procedure_rag._errors import ReaderError
 from procedure_rag._readers import ooxml
+from procedure_rag._readers.draft import HEADING_FROM
 from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
-from procedure_rag._types import LayoutElement
+from procedure_rag._types import ElementKind, LayoutElement
 
 __all__ = [
     "EXTRACTED_SUFFIXES",
@@ -581,7 +582,9 @@ def iter_paged_text(
 
     The reader of the text format ``fmt`` reads :attr:`PagedText.text` (the plain-text
     reader also finds the page breaks there); a page number it read from the page
-    itself (a footer's ``- 12 -``) that differs is kept as the hint ``printed_page``.
+    itself (a footer's ``- 12 -``) that differs is kept as the hint ``printed_page``. A
+    heading found in the text gets the hint ``heading_from="text"``: the shape of a line
+    of extracted text is all it rests on.
     No size limit is checked here: the caller checks the joined text.
     """
     for el in reader(fmt)(paged.text, source_id=source_id, options=options):
@@ -589,4 +592,6 @@ def iter_paged_text(
         hints = el.hints
         if el.page is not None and el.page != page:
             hints = (*hints, ("printed_page", str(el.page)))
+        if el.kind is ElementKind.SECTION_HEADER and not el.hint(HEADING_FROM):
+            hints = (*hints, (HEADING_FROM, "text"))  # a guess from the shape of a line of a page
         yield replace(el, page=page, hints=hints)
