@@ -79,9 +79,10 @@ def test_sections_that_do_not_fit_together_stay_apart() -> None:
 
 def test_the_recovery_pages_two_restart_procedures_share_a_chunk() -> None:
     lang = "en"
-    # A real page: "Restart the device" has a line of its own and two short procedures under it.
+    # A real page: "Restart the device" has a line of its own and two short procedures under it,
+    # 390 tokens as the packer renders them (numbers and indents too): they fit 450 together.
     text = (DATA / "hololens" / lang / "hololens-recovery.md").read_text(encoding="utf-8")
-    chunker = ProcedureChunker(ChunkerOptions(chunk_size=400, combine_small_sections=True))
+    chunker = ProcedureChunker(ChunkerOptions(chunk_size=450, combine_small_sections=True))
     chunks = children_of(chunker.chunk(text, source_id="doc"))
     standard, hard = (
         ("Standard restart procedure", "Hard-restart procedure")
@@ -129,3 +130,15 @@ def test_inferred_headings_stay_apart_when_asked() -> None:
     pdf = children_of(chunker.iter_chunks_from_source(DATA / "pdf" / "hololens-recovery-en.ruled.pdf"))
     assert HARD in {c.section_path[-1] for c in pdf}
     assert not _together(pdf, STANDARD, HARD)
+
+
+def test_sections_combine_only_when_they_fit_as_the_packer_renders_them() -> None:
+    # At 400 the same three sections (42 + 183 + 165 tokens with their list numbers and
+    # indents, 382 of room under the header line) do not fit: no chunk overflows into a
+    # second one that opens with the rest of the hard restart.
+    text = (DATA / "hololens" / "en" / "hololens-recovery.md").read_text(encoding="utf-8")
+    chunker = ProcedureChunker(ChunkerOptions(chunk_size=400, combine_small_sections=True))
+    chunks = children_of(chunker.chunk(text, source_id="doc"))
+    assert all(chunker.length(c.text) <= 400 for c in chunks)
+    (hard,) = [c for c in chunks if c.section_path[-1] == "Hard-restart procedure"]
+    assert not hard.continued

@@ -16,7 +16,7 @@ from procedure_rag._chunking.assembly import build_children, build_parents, chun
 from procedure_rag._chunking.combining import combine_small_sections
 from procedure_rag._chunking.lengths import Measure, tiktoken_length
 from procedure_rag._chunking.options import ChunkerOptions
-from procedure_rag._chunking.packing import pack_section
+from procedure_rag._chunking.packing import pack_section, render_element
 from procedure_rag._chunking.sections import iter_with_section_paths
 from procedure_rag._chunking.units import Section, iter_sections
 from procedure_rag._language.lexicons import Lexicon, detect_language
@@ -281,14 +281,23 @@ class ProcedureChunker:
             yield from self._trailing_chunks(pending, source_id, language, lexicon)
 
     def _section_size(self, section: Section) -> int:
-        """A section's text as chunk lines: its elements and the headings its units carry."""
+        """A section's text as the packer renders it: its elements and the headings its units carry.
+
+        List items with their numbers and indents, notes with their labels: an estimate
+        that leaves out what packing adds would let a combined section overflow its
+        chunk by a line.
+        """
         line = self._measure.line
-        return sum(
-            line(e.text)
-            for u in section.units
-            for e in (*u.carried, *u.elements)
-            if e.text and not e.text.isspace()
-        )
+        depth_of: dict[str, int] = {}
+        total = 0
+        for u in section.units:
+            for e in (*u.carried, *u.elements):
+                if not e.text or e.text.isspace():
+                    continue
+                if e.kind is ElementKind.LIST_ITEM:
+                    depth_of[e.element_id] = e.level
+                total += line(render_element(e, depth_of))
+        return total
 
     def _room(self, path: tuple[str, ...], lexicon: Lexicon) -> int:
         """What a chunk's lines may take under the header line of ``path``."""

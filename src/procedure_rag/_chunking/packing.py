@@ -13,8 +13,12 @@ Rules, in order of priority:
 * a single step (or paragraph) over budget splits at sentence ends, and every
   piece after the first says it continues; a sentence longer than the budget is
   cut at a space or, failing that, anywhere;
+* a note (``※ …``, ``Note: …``) that does not fit takes the paragraph before it
+  along to the next block, where both fit and that paragraph is not all the block
+  holds (a note speaks of what stands right before it);
 * tables and code blocks are blocks of their own; a table over budget splits by
-  rows with its header rows repeated, code by lines.
+  rows with its header rows repeated, code by lines; but a small table that only the
+  alignment of a PDF's lines told (hint ``table_from``) is packed as the text around it.
 
 How one line's text is cut, and how its pieces map back to the source, is
 :mod:`procedure_rag._chunking.cutting`.
@@ -25,12 +29,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from procedure_rag._chunking.cutting import hard_split, source_lines, split_text, sub_spans
 from procedure_rag._chunking.lengths import Measure
 from procedure_rag._chunking.units import Section, Unit
 from procedure_rag._language.lexicons import Lexicon
 from procedure_rag._language.step_fields import lead_in_condition
+from procedure_rag._readers.draft import TABLE_FROM
 from procedure_rag._types import ElementKind, LayoutElement, Span
 
 __all__ = ["Block", "Line", "labelled", "pack_section"]
@@ -95,6 +101,17 @@ class Block:
     def cost(self) -> int:
         """Size of the block's lines (the header is accounted for by the packer)."""
         return self.size
+
+
+def _opens_with_note(block: Block) -> bool:
+    first = block.lines[0].element if block.lines else None
+    return first is not None and bool(first.admonition)
+
+
+def _ends_with(items: list[Any], tail: list[Any]) -> bool:
+    """Whether ``items`` ends with the very objects of ``tail``."""
+    start = len(items) - len(tail)
+    return start >= 0 and all(a is b for a, b in zip(items[start:], tail, strict=True))
 
 
 def labelled(admonition: str, text: str) -> str:
@@ -265,37 +282,97 @@ class _Packer:
     def pack(self, section: Section, prefix: list[LayoutElement]) -> Iterator[Block]:
         *full, current = self._prefix_blocks(section.path, prefix)
         yield from full
+        previous: Block | None = None  # the last part added to ``current``
         for unit in section.units:
             if unit.kind == "carrier":
                 current.carried.extend(unit.carried)
                 continue
-            if unit.kind in ("table", "code"):
+            if unit.kind == "table" and self._packs_as_text(unit):
+                unit_parts = [self._table_part(unit)]
+            elif unit.kind in ("table", "code"):
                 if current.lines:
                     yield current
                     current = Block(section.path, "text")
                 carried, current.carried = current.carried, []
                 yield from self._solo(unit, section.path, carried)
+                previous = None
                 continue
-            parts = self._list_parts(unit) if unit.kind == "list" else self._text_parts(unit)
-            for part in parts:
+            else:
+                unit_parts = self._list_parts(unit) if unit.kind == "list" else self._text_parts(unit)
+            for part in unit_parts:
                 if current.lines and current.size + part.size > self.avail:
+                    kept = self._keep_with_note(current, previous, part)
                     yield current
                     current = Block(section.path, "text")
-                if not current.lines:
-                    current.continued = part.continued
-                current.extend(part.lines)
-                current.carried.extend(part.carried)
-                current.units.extend(part.units)
-                if part.lead_in is not None and current.lead_in is None:
-                    current.lead_in = part.lead_in
-                if part.kind == "list":
-                    current.kind = "list"
-                elif current.kind == "text" and part.kind == "picture" and len(current.units) == 1:
-                    current.kind = "picture"
-                elif part.kind == "text" and current.kind == "picture":
-                    current.kind = "text"
+                    if kept is not None:
+                        self._add_part(current, kept)
+                self._add_part(current, part)
+                previous = part
         if current.lines or current.carried:
             yield current
+
+    def _packs_as_text(self, unit: Unit) -> bool:
+        """Whether a table goes with the text around it: only alignment told it, and it is small.
+
+        A PDF's lines split into aligned cells (a slide's parameter table under its step)
+        may be a table or only a layout; where it is small it stays with its step and
+        notes, as their text would, instead of making a chunk of its own (a third of the
+        budget at most).
+        """
+        el = unit.elements[0]
+        if el.hint(TABLE_FROM) != "alignment":
+            return False
+        return self.m.line(el.text) * 3 <= self.avail
+
+    def _table_part(self, unit: Unit) -> Block:
+        """A small table as a part of the text around it: its rows as lines."""
+        part = Block((), "text", carried=list(unit.carried), units=[unit])
+        part.extend(self.lines_of(unit.elements[0]))
+        return part
+
+    def _keep_with_note(self, current: Block, previous: Block | None, part: Block) -> Block | None:
+        """Take the paragraph before a note that opens the next block off ``current``, to go with it.
+
+        A note (``※ …``, ``Note: …``) speaks of what stands right before it: where the
+        note does not fit, the paragraph before it moves on with it, when both fit one
+        block and the paragraph is neither all ``current`` holds nor a note itself (a run
+        of notes keeps the first with what it speaks of). Returns the part taken off.
+        """
+        if (
+            previous is None
+            or previous.kind != "text"
+            or previous.continued
+            or previous.lead_in is not None
+            or previous.carried
+            or _opens_with_note(previous)
+            or not _opens_with_note(part)
+            or previous.size + part.size > self.avail
+            or len(current.lines) <= len(previous.lines)
+            or not _ends_with(current.lines, previous.lines)
+            or not _ends_with(current.units, previous.units)
+        ):
+            return None
+        del current.lines[-len(previous.lines) :]
+        del current.units[-len(previous.units) :]
+        current.size -= previous.size
+        return previous
+
+    @staticmethod
+    def _add_part(current: Block, part: Block) -> None:
+        """Append a part's lines, units and carried elements to ``current``; set its kind."""
+        if not current.lines:
+            current.continued = part.continued
+        current.extend(part.lines)
+        current.carried.extend(part.carried)
+        current.units.extend(part.units)
+        if part.lead_in is not None and current.lead_in is None:
+            current.lead_in = part.lead_in
+        if part.kind == "list":
+            current.kind = "list"
+        elif current.kind == "text" and part.kind == "picture" and len(current.units) == 1:
+            current.kind = "picture"
+        elif part.kind == "text" and current.kind == "picture":
+            current.kind = "text"
 
     def _prefix_blocks(self, path: tuple[str, ...], prefix: list[LayoutElement]) -> list[Block]:
         """Blocks of the headings the header line does not show, as many as they need to fit.

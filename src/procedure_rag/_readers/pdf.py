@@ -12,7 +12,8 @@ tables as Markdown, captions, and headers and footers (dropped by the chunker by
 default). Every element has its 1-based ``page`` and its ``bbox``; a printed page
 number that differs from the PDF page is kept as the hint ``printed_page``, and a
 heading's evidence as the hint ``heading_from`` (``"tags"``, ``"outline"``, ``"fonts"``,
-or ``"text"`` where only the shape of a line told).
+or ``"text"`` where only the shape of a line told); a table no tag declares (lines split
+into aligned cells) has the hint ``table_from="alignment"``.
 
 Pages without a text layer (scans) give one :class:`UserWarning` naming them; the
 rest is read. For scanned PDFs use OCR or a layout parser (Docling, Unstructured,
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field, replace
 
 from procedure_rag._language.labels import leading_label
 from procedure_rag._language.numbering import match_step_marker
-from procedure_rag._readers.draft import HEADING_FROM, ElementDraft, element_id_for
+from procedure_rag._readers.draft import HEADING_FROM, TABLE_FROM, ElementDraft, element_id_for
 from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._readers.pdf_pages import Line, PageLines, PdfFile, PdfSource
 from procedure_rag._readers.pdf_structure import Block, Layout, lay_out
@@ -179,6 +180,9 @@ class _Writer:
     def _structural(self, block: Block, page: PageLines) -> None:
         hints = self._hints(page)
         if block.kind == "table":
+            tagged = any(t in ("Table", "TR", "TD", "TH") for line in block.lines for t in line.tag_path)
+            if not tagged:
+                hints = (*hints, (TABLE_FROM, "alignment"))
             draft = ElementDraft(ElementKind.TABLE, pipe_table(block.rows), hints=hints)
         else:
             if block.kind == "contents":
