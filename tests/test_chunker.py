@@ -775,3 +775,34 @@ def test_a_note_that_must_leave_its_step_takes_the_step_line_along(lang: str) ->
     # the note's step is a step of this chunk too: a continuation that carries the note
     assert [(st.number, st.is_continuation) for st in holder.steps][:1] == [("2.", True)]
     assert note[:20] in holder.steps[0].caution
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_a_note_that_does_not_fit_takes_the_paragraph_before_it_along(lang: str) -> None:
+    intro, command, note = (
+        (
+            "Dash modules are not in the Anaconda repository; name the channel by hand.",
+            "Only dash-table is installed with pip: pip install dash-table",
+            "Note: pip can install any module, but it may break the virtual environment.",
+        )
+        if lang == "en"
+        else (
+            "Anaconda のリポジトリには Dash 関連のモジュールがありません。チャネルを手動で指定します。",
+            "dash-table のみ pip でのインストールにだけ対応しています。pip install dash-table",
+            "※ pip install でもインストールできますが、仮想環境に不具合が生じる可能性があります。",
+        )
+    )
+    source = f"# Modules\n\n{intro}\n\n{command}\n\n{note}\n"
+    # Room for the header line (under 30 characters) and the command with the note, or the
+    # intro with the command; not for all three.
+    budget = 32 + max(len(intro), len(note)) + len(command)
+    chunks = children(source, budget, length_function=len, source_format="markdown")
+    assert len(chunks) == 2
+    first, second = chunks
+    assert intro in first.text and command not in first.text
+    assert command in second.text and note.split(" ", 1)[1][:20] in second.text
+    # A run of notes keeps its first note with the paragraph: the second does not pull it away.
+    two = f"# Modules\n\n{intro}\n\n{command}\n\n{note}\n\n{note}\n"
+    budget = 32 + max(len(intro), len(note)) + len(command) + len(note)
+    held = [c for c in children(two, budget, length_function=len, source_format="markdown")]
+    assert command in held[0].text and note.split(" ", 1)[1][:20] in held[0].text
