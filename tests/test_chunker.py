@@ -799,10 +799,13 @@ def test_a_note_that_does_not_fit_takes_the_paragraph_before_it_along(lang: str)
     chunks = children(source, budget, length_function=len, source_format="markdown")
     assert len(chunks) == 2
     first, second = chunks
-    assert intro in first.text and command not in first.text
-    assert command in second.text and note.split(" ", 1)[1][:20] in second.text
+    assert intro in first.text
+    assert command not in first.text
+    assert command in second.text
+    assert note.split(" ", 1)[1][:20] in second.text
     # A run of notes keeps its first note with the paragraph: the second does not pull it away.
     two = f"# Modules\n\n{intro}\n\n{command}\n\n{note}\n\n{note}\n"
     budget = 32 + max(len(intro), len(note)) + len(command) + len(note)
-    held = [c for c in children(two, budget, length_function=len, source_format="markdown")]
-    assert command in held[0].text and note.split(" ", 1)[1][:20] in held[0].text
+    held = list(children(two, budget, length_function=len, source_format="markdown"))
+    assert command in held[0].text
+    assert note.split(" ", 1)[1][:20] in held[0].text
