@@ -237,7 +237,12 @@ DEFAULT_HEADING_STYLES: tuple[HeadingStyle, ...] = (
     ),
     HeadingStyle(
         "decimal",
-        re.compile(rf"(?P<marker>[{_DIGITS}]{{1,3}}(?:[.．][{_DIGITS}]{{1,3}})+[.．]?)[ \t\u3000]+(?=\S)"),
+        # ``3.2.1 概要``; in Japanese also with no space (``3.2.1オペレーション作成``, as text
+        # extraction gives it), but not before a counter or unit (``1.5倍``, ``2.5秒``).
+        re.compile(
+            rf"(?P<marker>[{_DIGITS}]{{1,3}}(?:[.．][{_DIGITS}]{{1,3}})+[.．]?)"
+            rf"(?:[ \t\u3000]+(?=\S)|(?=[\u30a0-\u30ff\u4e00-\u9fff])(?![倍秒分時日月年個回件台枚人円%％度]))"
+        ),
         0,
     ),
     HeadingStyle("bracket", re.compile(r"(?P<marker>【)(?=[^】\n]+】\s*$)"), 2),

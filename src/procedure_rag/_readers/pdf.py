@@ -246,7 +246,12 @@ class _Writer:
         marker or a note label (``※``, ``Note:``) keep their break.
         """
         prev = last.line
-        if prev.mono or line.mono or match_step_marker(text) is not None or leading_label(text)[0]:
+        if (
+            prev.mono
+            or line.mono
+            or match_step_marker(text, self.options.step_styles) is not None
+            or leading_label(text)[0]
+        ):
             return False
         if first and (
             last.page is not page
