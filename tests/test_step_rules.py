@@ -116,6 +116,9 @@ def test_not_a_step_marker(line: str) -> None:
         ("■ 基本操作", "■", 3, "基本操作"),
         ("■基本操作", "■", 3, "基本操作"),
         ("□ 応用操作", "□", 3, "応用操作"),
+        # Text extracted from a PDF often loses the space after a Japanese heading's number.
+        ("3.2.1オペレーション作成", "3.2.1", 3, "オペレーション作成"),
+        ("3.3実行結果の確認（2/2）", "3.3", 2, "実行結果の確認（2/2）"),
     ],
 )
 def test_heading_number(line: str, marker: str, level: int, rest: str) -> None:
@@ -133,6 +136,9 @@ def test_heading_number(line: str, marker: str, level: int, rest: str) -> None:
         "【重要】電源を切らないでください。",  # a label at the start of a sentence, not a heading
         "第1回の会議",
         "Chapter one",
+        "1.5倍の速さで再生します。",  # a number and its counter, not a heading number
+        "2.5秒待ちます。",
+        "10.0.1で修正されました。",
     ],
 )
 def test_not_a_heading_number(line: str) -> None:
