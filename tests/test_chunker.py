@@ -809,3 +809,19 @@ def test_a_note_that_does_not_fit_takes_the_paragraph_before_it_along(lang: str)
     held = list(children(two, budget, length_function=len, source_format="markdown"))
     assert command in held[0].text
     assert note.split(" ", 1)[1][:20] in held[0].text
+
+
+def test_a_command_line_that_moves_with_a_note_takes_the_sentence_that_introduces_it() -> None:
+    intro = "Dash modules are not in the Anaconda repository; name the channel by hand each time."
+    lead = "Only dash-table is installed with pip."
+    command = "$ pip install dash-table"
+    note = "Note: pip can install any module, but it may break the virtual environment."
+    source = f"# Modules\n\n{intro}\n\n{lead}\n\n{command}\n\n{note}\n"
+    # Room for the header line (under 30 characters) and either the intro with the lead and
+    # the command, or the lead, the command and the note; not for all four.
+    budget = 36 + max(len(intro), len(note)) + len(lead) + len(command)
+    chunks = children(source, budget, length_function=len, source_format="markdown")
+    assert len(chunks) == 2
+    assert lead not in chunks[0].text
+    for text in (lead, command, note[6:30]):
+        assert text in chunks[1].text

@@ -14,8 +14,9 @@ Rules, in order of priority:
   piece after the first says it continues; a sentence longer than the budget is
   cut at a space or, failing that, anywhere;
 * a note (``※ …``, ``Note: …``) that does not fit takes the paragraph before it
-  along to the next block, where both fit and that paragraph is not all the block
-  holds (a note speaks of what stands right before it);
+  along to the next block, and a command line that moves takes the sentence that
+  introduces it, where they fit and are not all the block holds (a note speaks of
+  what stands right before it);
 * tables and code blocks are blocks of their own; a table over budget splits by
   rows with its header rows repeated, code by lines; but a small table that only the
   alignment of a PDF's lines told (hint ``table_from``) is packed as the text around it.
@@ -106,6 +107,14 @@ class Block:
 def _opens_with_note(block: Block) -> bool:
     first = block.lines[0].element if block.lines else None
     return first is not None and bool(first.admonition)
+
+
+_COMMAND = re.compile(r"^\s*(?:\$|>|PS>|[A-Za-z]:\\>)\s+\S")
+
+
+def _opens_with_command(block: Block) -> bool:
+    """Whether the part opens with a command line (``$ pip install …``, ``PS> Get-…``)."""
+    return bool(block.lines) and _COMMAND.match(block.lines[0].text) is not None
 
 
 def _ends_with(items: list[Any], tail: list[Any]) -> bool:
@@ -282,7 +291,7 @@ class _Packer:
     def pack(self, section: Section, prefix: list[LayoutElement]) -> Iterator[Block]:
         *full, current = self._prefix_blocks(section.path, prefix)
         yield from full
-        previous: Block | None = None  # the last part added to ``current``
+        parts: list[Block] = []  # the parts added to ``current``, in order
         for unit in section.units:
             if unit.kind == "carrier":
                 current.carried.extend(unit.carried)
@@ -295,19 +304,21 @@ class _Packer:
                     current = Block(section.path, "text")
                 carried, current.carried = current.carried, []
                 yield from self._solo(unit, section.path, carried)
-                previous = None
+                parts = []
                 continue
             else:
                 unit_parts = self._list_parts(unit) if unit.kind == "list" else self._text_parts(unit)
             for part in unit_parts:
                 if current.lines and current.size + part.size > self.avail:
-                    kept = self._keep_with_note(current, previous, part)
+                    kept = self._keep_with_note(current, parts, part)
                     yield current
                     current = Block(section.path, "text")
-                    if kept is not None:
-                        self._add_part(current, kept)
+                    parts = []
+                    for moved in kept:
+                        self._add_part(current, moved)
+                        parts.append(moved)
                 self._add_part(current, part)
-                previous = part
+                parts.append(part)
         if current.lines or current.carried:
             yield current
 
@@ -330,32 +341,44 @@ class _Packer:
         part.extend(self.lines_of(unit.elements[0]))
         return part
 
-    def _keep_with_note(self, current: Block, previous: Block | None, part: Block) -> Block | None:
+    def _keep_with_note(self, current: Block, parts: list[Block], part: Block) -> list[Block]:
         """Take the paragraph before a note that opens the next block off ``current``, to go with it.
 
         A note (``※ …``, ``Note: …``) speaks of what stands right before it: where the
-        note does not fit, the paragraph before it moves on with it, when both fit one
-        block and the paragraph is neither all ``current`` holds nor a note itself (a run
-        of notes keeps the first with what it speaks of). Returns the part taken off.
+        note does not fit, the paragraph before it moves on with it, and so does the
+        sentence before a command line (``$ pip install …``) that moves, which introduces
+        it; as long as they fit one block with the note, are not all ``current`` holds, and
+        none is a note itself (a run of notes keeps the first with what it speaks of).
+        Returns the parts taken off, in order.
         """
-        if (
-            previous is None
-            or previous.kind != "text"
-            or previous.continued
-            or previous.lead_in is not None
-            or previous.carried
-            or _opens_with_note(previous)
-            or not _opens_with_note(part)
-            or previous.size + part.size > self.avail
-            or len(current.lines) <= len(previous.lines)
-            or not _ends_with(current.lines, previous.lines)
-            or not _ends_with(current.units, previous.units)
-        ):
-            return None
-        del current.lines[-len(previous.lines) :]
-        del current.units[-len(previous.units) :]
-        current.size -= previous.size
-        return previous
+        if not _opens_with_note(part):
+            return []
+        taken: list[Block] = []
+        size = part.size
+        for previous in reversed(parts[1:]):
+            if (
+                previous.kind != "text"
+                or previous.continued
+                or previous.lead_in is not None
+                or previous.carried
+                or _opens_with_note(previous)
+                or size + previous.size > self.avail
+            ):
+                break
+            taken.insert(0, previous)
+            size += previous.size
+            if not _opens_with_command(previous):
+                break
+        if taken and _opens_with_command(taken[0]):
+            return []  # a command without the sentence that introduces it stays where it is
+        lines = [line for t in taken for line in t.lines]
+        units = [unit for t in taken for unit in t.units]
+        if not taken or not _ends_with(current.lines, lines) or not _ends_with(current.units, units):
+            return []
+        del current.lines[-len(lines) :]
+        del current.units[-len(units) :]
+        current.size -= size - part.size
+        return taken
 
     @staticmethod
     def _add_part(current: Block, part: Block) -> None:
