@@ -28,6 +28,7 @@ with warnings.catch_warnings():  # langchain-community announces its sunset on i
     warnings.simplefilter("ignore", DeprecationWarning)
     from langchain_community.document_loaders import PyPDFLoader
 
+DATA = Path(__file__).resolve().parent / "data"
 PDFS = ("hololens-recovery-ja.pdf", "samsung-tv-17-19.pdf")
 
 
@@ -395,3 +396,24 @@ def test_ingestion_pipeline_reads_pages_alike(llama_pages: list[LlamaDocument]) 
         (n.node_id, n.get_content(), n.metadata) for n in direct
     ]
     assert {n.metadata["source_id"] for n in piped} == {llama_pages[0].metadata["file_path"]}
+
+
+def test_both_adapters_combine_small_sections_of_page_texts_unless_told_not_to() -> None:
+    # A PowerPoint-made manual through PyPDFLoader: numbered slide titles found in page text
+    # (hint heading_from="text") open sections of a line or two, combined by default.
+    pages = _pages(DATA / "real-docs" / "ja_exastro_ita-azure-setting-samples_install.pages-1-16.pdf")
+    paths: dict[object, set[tuple[str, ...]]] = {}
+    for combine in (None, False):
+        splitter = ProcedureTextSplitter.from_tiktoken_encoder(chunk_size=400, combine_small_sections=combine)
+        langchain = {
+            tuple(read_metadata(d.metadata)["section_path"]) for d in splitter.split_documents(pages)
+        }
+        parser = ProcedureNodeParser(chunk_size=400, combine_small_sections=combine)
+        nodes = parser.get_nodes_from_documents(
+            [LlamaDocument(text=p.page_content, metadata=p.metadata) for p in pages]
+        )
+        llama = {tuple(read_metadata(n.metadata)["section_path"]) for n in nodes}
+        assert langchain == llama
+        paths[combine] = langchain
+    apart = paths[False] - paths[None]  # sections that only stand alone when not combined
+    assert ("Setting samples", "2.2 Azureモデルのインポート") in apart

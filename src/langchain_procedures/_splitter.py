@@ -111,6 +111,10 @@ class ProcedureTextSplitter(TextSplitter):
             ``ValueError`` naming its size and this option. ``None`` means no limit.
         max_json_depth: Deepest nesting of a parser's JSON output given as a document's
             text. ``None`` means no limit.
+        combine_small_sections: Whether consecutive small sections of one parent are
+            chunked as one: ``None`` under headings inferred from the print (an untagged
+            PDF's fonts, page texts a loader extracted), ``True`` everywhere, ``False``
+            nowhere.
 
     Raises:
         ValueError: When an option is invalid (the message names the option and the
@@ -138,6 +142,7 @@ class ProcedureTextSplitter(TextSplitter):
         lexicons: Mapping[str, Lexicon] | None = None,
         max_input_chars: int | None = DEFAULT_MAX_INPUT_CHARS,
         max_json_depth: int | None = DEFAULT_MAX_JSON_DEPTH,
+        combine_small_sections: bool | None = None,
     ) -> None:
         options = ChunkerOptions(
             chunk_size=chunk_size,
@@ -153,6 +158,7 @@ class ProcedureTextSplitter(TextSplitter):
             lexicons=dict(LEXICONS if lexicons is None else lexicons),
             max_input_chars=max_input_chars,
             max_json_depth=max_json_depth,
+            combine_small_sections=combine_small_sections,
         )
         if text_mode not in ("rendered", "source"):
             msg = f"text_mode must be 'rendered' or 'source', got {text_mode!r}"

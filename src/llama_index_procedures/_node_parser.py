@@ -192,6 +192,15 @@ class ProcedureNodeParser(NodeParser):
         frozen=True,
         description="Deepest nesting of a parser's JSON output given as text; None means no limit.",
     )
+    combine_small_sections: bool | None = Field(
+        default=None,
+        frozen=True,
+        description=(
+            "Whether consecutive small sections of one parent are chunked as one: None combines "
+            "them under headings inferred from the print (an untagged PDF's fonts, page texts), "
+            "True everywhere, False nowhere."
+        ),
+    )
     tokenizer: Callable[[str], list[Any]] | None = Field(
         default=None,
         frozen=True,
@@ -252,6 +261,7 @@ class ProcedureNodeParser(NodeParser):
             drop_kinds=frozenset(kinds.get(name, cast(ElementKind, name)) for name in self.drop_kinds),
             max_input_chars=self.max_input_chars,
             max_json_depth=self.max_json_depth,
+            combine_small_sections=self.combine_small_sections,
         )
         self._chunker = ProcedureChunker(options)
         return self
