@@ -994,6 +994,12 @@ def test_the_default_limits_are_generous() -> None:
         ({"include_hidden_sheets": 1}, TypeError, "include_hidden_sheets must be a bool, got int"),
         ({"include_hidden_slides": "yes"}, TypeError, "include_hidden_slides must be a bool, got str"),
         ({"include_speaker_notes": None}, TypeError, "include_speaker_notes must be a bool, got NoneType"),
+        (
+            {"combine_small_sections": "yes"},
+            TypeError,
+            "combine_small_sections must be a bool or None, got str",
+        ),
+        ({"combine_small_sections": 1}, TypeError, "combine_small_sections must be a bool or None, got int"),
     ],
 )
 def test_bad_limits_raise_pinned_messages(

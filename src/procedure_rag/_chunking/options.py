@@ -139,6 +139,10 @@ class ChunkerOptions:
             if not isinstance(value, bool):
                 msg = f"{name} must be a bool, got {type(value).__name__}"
                 raise TypeError(msg)
+        combine = self.combine_small_sections
+        if combine is not None and not isinstance(combine, bool):
+            msg = f"combine_small_sections must be a bool or None, got {type(combine).__name__}"
+            raise TypeError(msg)
 
     @property
     def reader_options(self) -> ReaderOptions:

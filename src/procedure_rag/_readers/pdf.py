@@ -264,7 +264,8 @@ class _Writer:
         if right <= 0:
             return False
         # Japanese breaks after any character; other scripts after a word.
-        word = _FIRST_WORD.match(text).group()  # type: ignore[union-attr]
+        found = _FIRST_WORD.match(text)
+        word = found.group() if found is not None else ""
         wide = sum(1.0 if ch > "\u2e7f" else 0.55 for ch in word)
         return prev.right + (wide + 0.3) * line.size > right
 
