@@ -133,6 +133,16 @@ def test_the_running_header_of_a_two_page_document_is_furniture() -> None:
     assert not any("operations guide" in c.text for c in chunks_of(CERTIFICATES))
 
 
+def test_a_one_page_tagged_documents_running_lines_are_artifacts() -> None:
+    # No repetition inside one page can tell a running header; the tag tree does: LibreOffice
+    # leaves the header and the page number out of it (pagination artifacts).
+    path = DATA / "pdf" / "hololens1-install-localized-ja.libreoffice.pdf"
+    elements = read_pdf(path, source_id="doc").elements
+    furniture = [(e.kind, e.text) for e in elements if e.kind in (K.PAGE_HEADER, K.PAGE_FOOTER)]
+    assert furniture == [(K.PAGE_HEADER, "HoloLens 2 運用ガイド"), (K.PAGE_FOOTER, "－ 1 －")]
+    assert not any("運用ガイド" in c.text for c in chunks_of(path))
+
+
 def test_numbered_steps_and_drawn_bullets_are_list_items_with_their_depth() -> None:
     elements = read_pdf(CHROMIUM["en"], source_id="doc").elements
     by_id = {e.element_id: e for e in elements}

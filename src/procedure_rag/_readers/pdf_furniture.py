@@ -4,7 +4,10 @@
   with its numbers blanked, recurs in the same margin on two in five pages and on
   at least two (``Exastro 12``, a chapter title over every page); a line in the margin that is only a page
   number (``12``, ``- 12 -``, ``－ 15 －``, ``Page 3 of 9``, ``3 / 62``) is one too,
-  on any page. The number such a line prints is the page's ``printed_page``.
+  on any page, and so is, in a tagged PDF, a margin line outside the tag tree and beyond
+  the page's tagged text (what Word and LibreOffice mark as a pagination artifact: found
+  on a one-page document too). The
+  number such a line prints is the page's ``printed_page``.
 * **Contents pages** hold lines that end in a leader and a page number (``概要
   ........ 3``), follow a 「目次」/"Contents" title, or list, line after line, the
   headings the rest of the document has. Their lines are kept as text, never as
@@ -35,6 +38,8 @@ __all__ = ["Furniture", "find_furniture", "normalised"]
 
 # The share of a page's height, from its top or bottom edge, that is its margin.
 _MARGIN = 0.09
+# A PDF is tagged when at least this share of its lines belong to a tag-tree element.
+_TAGGED_SHARE = 0.8
 
 
 @dataclass
@@ -72,13 +77,18 @@ def find_furniture(pages: Sequence[PageLines], headings: Iterable[tuple[int, str
     found = Furniture()
     keys: dict[tuple[int, int], str] = {}
     counts: Counter[str] = Counter()
+    tagged = _tagged(pages)
     for page in pages:
         seen = set()
+        body = [line for line in page.lines if line.tag_key] if tagged else []
         for i, line, where in _margin_lines(page):
             number = printed_number(line.text)
             if number is not None:
                 found.lines.add((page.number, i))
                 found.printed.setdefault(page.number, number)
+                continue
+            if body and not line.tag_key and _outside(line, where, body):
+                found.lines.add((page.number, i))  # an artifact of a tagged PDF: pagination
                 continue
             key = where + shape(line.text)
             keys[(page.number, i)] = key
@@ -95,6 +105,19 @@ def find_furniture(pages: Sequence[PageLines], headings: Iterable[tuple[int, str
                 found.printed.setdefault(page_number, number)
     found.contents = _contents_pages(pages, found.lines, list(headings))
     return found
+
+
+def _tagged(pages: Sequence[PageLines]) -> bool:
+    """Whether the PDF is tagged: nearly all its lines belong to an element of the tag tree."""
+    lines = [line for page in pages for line in page.lines]
+    return bool(lines) and sum(1 for line in lines if line.tag_key) >= _TAGGED_SHARE * len(lines)
+
+
+def _outside(line: Line, where: str, body: list[Line]) -> bool:
+    """Whether ``line`` lies beyond the page's tagged text: above all of it, or below."""
+    if where == "top":
+        return line.bottom <= min(b.top for b in body)
+    return line.top >= max(b.bottom for b in body)
 
 
 def _contents_pages(
