@@ -85,7 +85,7 @@ def combine_small_sections(
     """
     run: Section | None = None
     last: tuple[str, ...] = ()
-    total = 0
+    total: int | None = None  # the run's size, measured only once a section may join it
     for section in sections:
         if not section.path or any(u.kind in ("table", "code") for u in section.units):
             if run is not None:
@@ -93,17 +93,19 @@ def combine_small_sections(
                 run = None
             yield section
             continue
-        cost = size(section)
+        cost: int | None = None
         if (
             run is not None
             and (not inferred_only or _inferred(section))
-            and total + cost <= budget(run.path)
             and _follows(last, section.path, run.path[:-1])
         ):
-            run = Section(run.path, [*run.units, *_with_heading_lines(section)])
-            total += cost
-            last = section.path
-            continue
+            total = size(run) if total is None else total
+            cost = size(section)
+            if total + cost <= budget(run.path):
+                run = Section(run.path, [*run.units, *_with_heading_lines(section)])
+                total += cost
+                last = section.path
+                continue
         if run is not None:
             yield run
         run, last, total = section, section.path, cost
