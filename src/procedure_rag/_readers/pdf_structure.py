@@ -38,7 +38,7 @@ from procedure_rag._readers.pdf_pages import Line, OutlineEntry, PageLines
 from procedure_rag._readers.pdf_text import fix_line, join_wrapped, with_plain_bullet
 from procedure_rag._readers.text_lines import display_width
 
-__all__ = ["Block", "Layout", "lay_out"]
+__all__ = ["Block", "Layout", "in_tagged_table", "lay_out"]
 
 _CAPTION = re.compile(
     r"^(?:図|表|写真|画面|Figure|Fig\.?|Table|Tab\.|Photo|Screen)\s*[0-9０-９]+(?:[-.‐－―–][0-9０-９]+)*(?:[\s.:：．]|$)",
@@ -253,7 +253,7 @@ def _tables(blocks: list[Block]) -> list[Block]:
 
     for block in blocks:
         tabular = block.kind in ("text", "item") and all(len(line.cells) > 1 for line in block.lines)
-        in_table = any(t in ("Table", "TR", "TD", "TH") for line in block.lines for t in line.tag_path)
+        in_table = in_tagged_table(block)
         if tabular or in_table:
             run.append(block)
         else:
@@ -261,6 +261,11 @@ def _tables(blocks: list[Block]) -> list[Block]:
             out.append(block)
     close()
     return out
+
+
+def in_tagged_table(block: Block) -> bool:
+    """Whether the block's lines sit in a table of the tag tree (a declared table)."""
+    return any(t in ("Table", "TR", "TD", "TH") for line in block.lines for t in line.tag_path)
 
 
 def _rows(lines: list[Line]) -> list[list[str]]:
