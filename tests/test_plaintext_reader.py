@@ -72,6 +72,11 @@ def assert_invariants(text: str, elements: list[LayoutElement], source_id: str =
         ("• Check the cable.", "•", False, "Check the cable."),
         ("・ケーブルを確認します。", "・", False, "ケーブルを確認します。"),
         ("● 電源を確認します。", "●", False, "電源を確認します。"),
+        # Japanese text runs on from "1." without a space: a word in kanji or katakana, or a
+        # Latin word that a Japanese one follows
+        ("2.設定画面を開きます。", "2.", True, "設定画面を開きます。"),
+        ("3.OKボタンを押します。", "3.", True, "OKボタンを押します。"),
+        ("4.mask が切り出されているか確認する", "4.", True, "mask が切り出されているか確認する"),
     ],
 )
 def test_step_marker_styles(line: str, number: str, ordered: bool, text: str) -> None:
@@ -89,6 +94,8 @@ def test_step_marker_styles(line: str, number: str, ordered: bool, text: str) ->
         "--verbose is an option.",
         "*emphasis* is not a bullet.",
         "1.5 times faster than before.",
+        "3.Net Framework is required.",
+        "1.で指定したファイルだけが上書きされる。",  # step 1 named, a particle after it
     ],
 )
 def test_lines_that_only_look_like_markers_are_text(line: str) -> None:

@@ -77,11 +77,12 @@ def test_real_manual_word_numbering_is_rendered() -> None:
     source = read_source(LIBS, source_id="libs", fmt="docx")
     items = [(e.number, e.level) for e in source.elements if e.kind is ElementKind.LIST_ITEM]
     assert [n for n, _ in items if n in "①②③④"] == ["①", "②", "③"]
-    assert items[:3] == [("①", 0), ("②", 0), ("1.", 0)]
+    # The hand-typed "1.スペクトルデータ" under ① (no space after the number) are its sub-steps.
+    assert items[:5] == [("①", 0), ("1.", 1), ("2.", 1), ("3.", 1), ("②", 0)]
     # Each list under a circled step restarts at 1.
     numbers = [n for n, _ in items]
-    assert numbers[2:7] == ["1.", "2.", "3.", "4.", "5."]
-    assert numbers[7:12] == ["1.", "2.", "3.", "4.", "5."]
+    assert numbers[5:10] == ["1.", "2.", "3.", "4.", "5."]
+    assert numbers[10:15] == ["1.", "2.", "3.", "4.", "5."]
     assert sum(e.kind is ElementKind.TABLE for e in source.elements) == 2
     table = next(e for e in source.elements if e.kind is ElementKind.TABLE)
     assert table.text.startswith("| ファイル名 | プログラム上の表記 | 説明 |\n|---|---|---|\n")
@@ -89,8 +90,11 @@ def test_real_manual_word_numbering_is_rendered() -> None:
 
 def test_hand_typed_numbers_go_through_the_plain_text_rules() -> None:
     source = read_source(LIBS, source_id="libs", fmt="docx")
+    items = [(e.number, e.text) for e in source.elements if e.kind is ElementKind.LIST_ITEM]
+    # typed without a space, in Japanese text: a marker, as in plain text
+    assert ("1.", "スペクトルデータ") in items
     texts = [e.text for e in source.elements if e.kind is ElementKind.TEXT]
-    assert "1.スペクトルデータ" in texts  # typed without a space: no marker, as in plain text
+    assert any(t.startswith("（GUI画面で設定した初期値で、1.で指定した") for t in texts)  # step 1 named
 
 
 @pytest.mark.parametrize("path", [LIBS, RECOVERY], ids=lambda p: p.name)

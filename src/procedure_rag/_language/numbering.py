@@ -33,6 +33,12 @@ _ROMAN = r"(?:i{1,3}|iv|v|vi{1,3}|ix|x|xi{1,2})"
 _CIRCLED = "\u2460-\u2473\u2776-\u277f\u24eb-\u24f4"  # ①-⑳ ❶-❿ ⓫-⓴
 # After a marker: ASCII or ideographic space, or (for full-width markers) text.
 _GAP = r"(?:[ \t\u3000]+|(?=[^\s]))"
+_KANA_KANJI = "\u3040-\u30ff\u3400-\u9fff"
+# After "1.": a space, or, in Japanese text, the step's first word ("1.設定を開く", "5.SAVEボタンを押す");
+# never a Latin word alone ("3.Net", "1.5 GB") nor a particle ("1.で設定した": step 1 named).
+_DOTTED_GAP = (
+    rf"(?:[ \t\u3000]+|(?=[\u30a0-\u30ff\u3400-\u9fff]|[A-Za-z][A-Za-z0-9_-]*[ \u3000]?[{_KANA_KANJI}]))"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +80,7 @@ DEFAULT_STEP_STYLES: tuple[StepStyle, ...] = (
     _style("paren", rf"[(（](?:[{_DIGITS}]{{1,3}}|[a-zA-Zａ-ｚ]|{_ROMAN})[)）]", _GAP),
     _style("sphinx-auto", r"#\."),
     _style("dotted-fullwidth", rf"[{_DIGITS}]{{1,3}}[．]", _GAP),
-    _style("dotted", rf"[{_DIGITS}]{{1,3}}\.(?![0-9])"),
+    _style("dotted", rf"[{_DIGITS}]{{1,3}}\.(?![0-9])", _DOTTED_GAP),
     _style("close-paren", rf"[{_DIGITS}]{{1,3}}[)）]", _GAP),
     _style("roman", rf"{_ROMAN}[.)]"),
     _style("letter", r"[a-z][.)]"),

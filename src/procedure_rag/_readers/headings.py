@@ -4,7 +4,8 @@ Plain text marks headings only by numbering, underlines and layout. These rules
 decide, line by line and with bounded look-ahead, whether a line is a heading:
 heading numbers (``第1章``, ``1.1``, ``【…】``, ``■``), underlined (setext) titles,
 numbered lines that introduce a body rather than a procedure, and, conservatively,
-short title-like lines told apart by what follows them (see :meth:`HeadingRules.evidence`).
+short title-like lines told apart by what follows them (see :meth:`HeadingRules.evidence`):
+a paragraph, a menu path, a repeat of the line, or the first step of a numbered procedure.
 
 :class:`HeadingRules` is a mixin of the plain-text reader
 (:class:`procedure_rag._readers.plaintext._Reader`): it reads lines through the
@@ -23,10 +24,12 @@ from procedure_rag._language.numbering import (
     HeadingStyle,
     StepMarker,
     StepStyle,
+    marker_ordinal,
     match_heading_number,
     match_step_marker,
 )
 from procedure_rag._readers.text_lines import (
+    CAPTION,
     CONTINUES_LINE,
     MATCH_PREFIX,
     RULE,
@@ -75,6 +78,7 @@ def _title_like(s: str) -> bool:
         and len(s.split()) <= 10
         and sum(c.isalpha() for c in s) >= 2
         and (first.isupper() or first.isdigit() or (is_cjk(first) and first not in "（、。・〜"))
+        and CAPTION.match(s) is None
     )
 
 
@@ -101,6 +105,10 @@ class HeadingRules(ABC):
     stack: list[OpenItem]
     pending: list[Block]
     prev_closed: bool
+    broke: bool
+    whole: bool
+    col: int
+    wrap: int
     prev_line: Line | None
     heading_levels: dict[str, int]
     last_level: int
@@ -141,6 +149,15 @@ class HeadingRules(ABC):
     def place(self, indent: int, style: str, ordinal: int | None) -> tuple[int, str]:
         """Where a new list item would go: ``(entries kept on the stack, relation)``."""
 
+    @abstractmethod
+    def hard_break(self, a: Line, b: Line, column: int) -> bool:
+        """Whether the writer, not the wrapping, broke the text between ``a`` and ``b``."""
+
+    def broke_off(self, line: Line) -> bool:
+        """Whether the line before ``line`` ended short of its own block's width."""
+        prev = self.prev_line
+        return self.broke and prev is not None and self.hard_break(prev, line, min(self.wrap, self.col))
+
     # ----- headings ------------------------------------------------------------------------------
     def heading(
         self,
@@ -170,7 +187,13 @@ class HeadingRules(ABC):
         self.prev_closed = True
 
     def closed_before(self, line: Line) -> bool:
-        return line.blank_before or self.prev_closed
+        """Whether ``line`` starts a block: after a blank line or a sentence.
+
+        A page break alone is no such gap: the page before may stop mid-paragraph, and a
+        table's rows or a figure's labels go on at the top of the next. Nor is a lead-in's
+        colon: what it introduces are items, even when nothing marks them.
+        """
+        return (line.blank_before and not line.page_top) or self.prev_closed
 
     def try_setext(self, line: Line) -> bool:
         over = RULE.fullmatch(line.head)
@@ -263,7 +286,7 @@ class HeadingRules(ABC):
 
     def try_inferred_heading(self, line: Line) -> bool:
         """A short title-like line, told apart from text by what follows it (see :meth:`evidence`)."""
-        if not self.closed_before(line) or (self.stack and not self.pending):
+        if not self.closed_before(line):
             return False
         s = self.s(line)
         if not _title_like(s):
@@ -271,9 +294,17 @@ class HeadingRules(ABC):
         evidence = self.evidence(line, 0, display_width(s, 61), chain=True)
         if evidence is None:
             return False
-        # After a list, while a paragraph level with its items keeps it open, only strong
-        # evidence closes it: a repeated title or a title over a menu path, not nested deeper.
-        if self.pending and (evidence not in _STRONG or line.indent > self.pending[0].first.indent):
+        # Under an open list: a line after one the writer broke off, by the item's own width,
+        # not deeper than the list (hard-wrapped text has no indentation to tell a heading
+        # from an item's paragraph; a title's own width proves nothing), a
+        # title over a new procedure, or, while a paragraph level with the items keeps the
+        # list open, strong evidence: a repeated title or a title over a menu path.
+        if (
+            self.stack
+            and not (self.broke_off(line) and line.indent <= self.stack[0].indent)
+            and evidence != "steps"
+            and not (self.pending and evidence in _STRONG and line.indent <= self.pending[0].first.indent)
+        ):
             return False
         style, level = self.inferred_level(line)
         repeat = self.take() if evidence == "repeat" else None
@@ -303,6 +334,7 @@ class HeadingRules(ABC):
           lost, e.g. "Settings / General / Network") and then a body paragraph; a single
           label is enough only when a blank line sets the title apart;
         * ``"body"``: a longer paragraph follows straight away;
+        * ``"steps"``: the first step of a numbered procedure follows, no list being open;
         * ``"heading"``: a blank line sets it apart and the next line is a heading by
           one of the rules above (a section title right above its first sub-heading).
         """
@@ -321,6 +353,8 @@ class HeadingRules(ABC):
             return "path"
         if self.body_follows(width, k, lead=line.blank_before):
             return "body"
+        if self.steps_follow(nxt):
+            return "steps"
         s = self.s(nxt)
         chained = (
             chain
@@ -330,6 +364,24 @@ class HeadingRules(ABC):
             and self.evidence(nxt, k + 1, display_width(s, 61), chain=False) is not None
         )
         return "heading" if chained else None
+
+    def steps_follow(self, nxt: Line) -> bool:
+        """Whether ``nxt`` opens a numbered procedure (``1.``, ``(1)``, ``①``) under a title after text.
+
+        The line before the title must end a sentence or a lead-in: a label or caption under
+        another one ("Screenshot: Main tab" over "Screenshot: Mask tab") is no title. Only in a
+        whole text: a run inside a Word file or a PDF has its headings from the file itself,
+        and a bold label over a sub-procedure there is no section.
+        """
+        prev = self.prev_line
+        if not self.whole or (
+            prev is not None and not (ends_sentence(tail := self.tail(prev)) or tail[-1] in ":：")
+        ):
+            return False
+        m = self.marker(nxt)
+        if m is None or not m.ordered or marker_ordinal(m.marker) != 1:
+            return False
+        return not self.stack or self.place(nxt.indent, m.style, 1)[1] in ("root", "restart")
 
     def repeat_ends(self, title: Line, k: int) -> bool:
         """Whether look-ahead line ``k``, after a title and its repeat, may follow a heading.

@@ -36,14 +36,11 @@ from procedure_rag._readers.pdf_contents import mark_contents_lists
 from procedure_rag._readers.pdf_furniture import Furniture, find_furniture, normalised
 from procedure_rag._readers.pdf_pages import Line, OutlineEntry, PageLines
 from procedure_rag._readers.pdf_text import fix_line, join_wrapped, with_plain_bullet
+from procedure_rag._readers.text_lines import CAPTION as _CAPTION
 from procedure_rag._readers.text_lines import display_width
 
 __all__ = ["Block", "Layout", "in_tagged_table", "lay_out"]
 
-_CAPTION = re.compile(
-    r"^(?:図|表|写真|画面|Figure|Fig\.?|Table|Tab\.|Photo|Screen)\s*[0-9０-９]+(?:[-.‐－―–][0-9０-９]+)*(?:[\s.:：．]|$)",
-    re.IGNORECASE,
-)
 _SENTENCE_END = re.compile(r"[。．.!！:：、,，]$|(?:ます|です|ください|ません|ました|でした)[)）」]?$")
 _SENTENCE_INSIDE = re.compile(r"[。．][^\s」）)]")
 _URL = re.compile(r"https?://|www\.", re.IGNORECASE)

@@ -23,6 +23,11 @@ with a few lines of look-ahead, and decides for every line what it is:
 * notes and cautions (``Note:``, ``注意``, ``※``), aligned tables, indented code;
 * paragraphs, with hard-wrapped lines joined back together.
 
+Where a loader's page text has neither blank lines nor indentation, where a line ends
+tells the rest: a line that stops short of its column, where the next line's first word
+would have fitted, was broken by its writer (:meth:`_Reader.hard_break`): a list item ends
+there, and a title under a list may start there.
+
 The heading rules live in :mod:`procedure_rag._readers.headings` (a mixin of the
 reader); lines, pages and blocks in :mod:`procedure_rag._readers.text_lines`.
 
@@ -53,6 +58,7 @@ from procedure_rag._readers.headings import HeadingRules
 from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._readers.pdf_text import same_length_lookalikes
 from procedure_rag._readers.text_lines import (
+    CONTINUES_JA,
     CONTINUES_LINE,
     RULE,
     Block,
@@ -108,8 +114,11 @@ class _Reader(HeadingRules):
         source_id: str,
         step_styles: tuple[StepStyle, ...],
         heading_styles: tuple[HeadingStyle, ...],
+        *,
+        whole: bool = True,
     ) -> None:
         self.text = text
+        self.whole = whole  # a whole text, not a run inside a file whose headings it shows
         self.source_id = source_id
         self.step_styles = step_styles
         self.heading_styles = heading_styles
@@ -130,6 +139,8 @@ class _Reader(HeadingRules):
         self.heading_levels: dict[str, int] = {}
         self.last_level = 0
         self.block_inferred = False  # an inferred heading has come after a blank line
+        self.broke = False  # the writer broke the line before this one (see hard_break)
+        self.col = 0  # the widest line of the open block
         widths = sorted(display_width(s) for s in text[:200_000].splitlines() if s.strip())
         self.wrap = max(40, widths[len(widths) * 9 // 10] if widths else 0)
         try:
@@ -168,7 +179,14 @@ class _Reader(HeadingRules):
     # ----- driving ------------------------------------------------------------------------
     def run(self) -> Iterator[LayoutElement]:
         while (line := self.take()) is not None:
-            self.feed(line)
+            width = line.end - line.body
+            if not line.head.isascii() and width < 2 * self.wrap:  # wide characters count two
+                width = display_width(self.text[line.body : line.end], self.wrap + 1)
+            self.feed(line, width)
+            cur = self.cur
+            # The widest line of the open block so far: the width its text is wrapped to.
+            joined = cur is not None and cur.last is line and cur.first is not line
+            self.col = max(self.col, width) if joined else width
             if self.queue and self.queue[0].done:
                 yield from self.drain()
         self.close_cur()
@@ -179,7 +197,7 @@ class _Reader(HeadingRules):
         while self.queue and self.queue[0].done and self.queue[0].resolved:
             yield self.element(self.queue.popleft())
 
-    def feed(self, line: Line) -> None:
+    def feed(self, line: Line, width: int) -> None:
         furniture = self.pages.furniture.get(line.body)
         if furniture is not None:
             self.new_block(furniture, line, [(line.body, line.end)], done=True)
@@ -192,6 +210,13 @@ class _Reader(HeadingRules):
             self.close_cur()  # what follows contents lines is never part of them
         # One regex call rules out rules, notes and heading numbers on ordinary lines.
         special = self.special is None or self.special.match(line.head) is not None
+        prev = self.prev_line
+        self.broke = (
+            prev is not None
+            and not line.blank_before
+            and prev.end - prev.body < self.wrap
+            and self.hard_break(prev, line, min(self.wrap, max(self.col, width)))
+        )
         if not special and self.plain_continuation(line):
             return
         handled = (
@@ -224,6 +249,7 @@ class _Reader(HeadingRules):
             or cur.admonition
             or line.blank_before
             or self.prev_closed
+            or self.broke
             or self.step_prefilter is None
             or self.step_prefilter.match(line.head) is not None
             or self.maybe_row(line.head)
@@ -234,6 +260,33 @@ class _Reader(HeadingRules):
         self.prev_closed = ends_sentence(self.tail(line))
         self.prev_line = line
         return True
+
+    def hard_break(self, a: Line, b: Line, column: int) -> bool:
+        """Whether the break between lines ``a`` and ``b`` was the writer's, not the wrapping's.
+
+        Text wrapped to a width breaks a line only where the next word does not fit. When
+        ``b``'s first word (one character in Japanese) would have fit on ``a`` with room to
+        spare, ``a`` ended where its writer ended it: a paragraph's last line, a title, the
+        end of a list item. ``column`` is the width the text is wrapped to as far as the lines
+        show it (the widest line of ``a``'s block, or ``b``), never over the document's: a note
+        box or an indented list wraps narrower than the body. Never before a line that goes on
+        with a sentence (lower case, a closing mark, a Japanese particle or small kana) nor
+        after a dangling word.
+        """
+        first = b.head[0]
+        if first.islower() or first in CONTINUES_LINE or first in CONTINUES_JA:
+            return False
+        if a.end - a.body >= column:  # a full line; display width is at least its length
+            return False
+        room = column - max(3, column // 10) - display_width(self.s(a), column)
+        if room <= 0:
+            return False
+        if is_cjk(first):
+            word = 2
+        else:
+            space = b.head.find(" ")
+            word = 1 + display_width(b.head if space < 0 else b.head[:space], room + 1)
+        return word <= room and not ends_with_connector(self.tail(a))
 
     @staticmethod
     def maybe_row(head: str) -> bool:
@@ -381,12 +434,14 @@ class _Reader(HeadingRules):
         if b.indent > marker_indent:
             return True
         first = self.text[b.body]
-        if first.islower() or first in CONTINUES_LINE:
+        if first.islower() or first in CONTINUES_LINE or first in CONTINUES_JA:
             return True
         tail = self.tail(a)
         if ends_sentence(tail) or tail[-1] in ":：":
             return False
-        return ends_with_connector(tail) or display_width(self.s(a), self.wrap) * 4 >= self.wrap * 3
+        if ends_with_connector(tail):
+            return True
+        return not self.broke and display_width(self.s(a), self.wrap) * 4 >= self.wrap * 3
 
     def try_continue(self, line: Line) -> bool:
         cur = self.cur
@@ -585,10 +640,11 @@ def iter_plain_text_within(
     """Yield the elements of a run of text that sits inside a larger extracted text.
 
     For readers that read parts of a file (a Word paragraph run, an Excel sheet laid out
-    in cells) by the plain-text rules: each element gets the enclosing document's id
-    for its place (:func:`element_id_for` of ``source_id`` and its order), orders go on
-    from ``first_order``, spans point into the whole text (shifted by ``offset``), and
-    parent ids follow the renaming.
+    in cells, a PDF's body text) by the plain-text rules, whose headings come from the file
+    (styles, fonts, tags), so no title is inferred from the steps under it: each element
+    gets the enclosing document's id for its place (:func:`element_id_for` of ``source_id``
+    and its order), orders go on from ``first_order``, spans point into the whole text
+    (shifted by ``offset``), and parent ids follow the renaming.
 
     Args:
         text: The run's text.
@@ -599,7 +655,10 @@ def iter_plain_text_within(
         options: The reader options.
     """
     renamed: dict[str, str] = {}
-    for index, element in enumerate(iter_plain_text(text, source_id=run_id, options=options)):
+    elements = _Reader(
+        same_length_lookalikes(text), run_id, options.step_styles, options.heading_styles, whole=False
+    ).run()
+    for index, element in enumerate(elements if text.strip() else ()):
         order = first_order + index
         new_id = element_id_for(source_id, order)
         renamed[element.element_id] = new_id

@@ -21,6 +21,8 @@ from procedure_rag._readers.text_furniture import find_running_lines
 from procedure_rag._types import ElementKind
 
 __all__ = [
+    "CAPTION",
+    "CONTINUES_JA",
     "CONTINUES_LINE",
     "MATCH_PREFIX",
     "RULE",
@@ -54,6 +56,8 @@ _WIDE = re.compile(
 _SENTENCE_END = frozenset(".!?。．！？")
 _CLOSERS = "\"'”’」』)）]】"
 CONTINUES_LINE = frozenset(",.;:、。，．)）」』]")
+# Japanese that never starts a word: a line opening with it goes on from the line before.
+CONTINUES_JA = frozenset("をんーぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ")
 # Words a wrapped line ends with when the sentence goes on (function words, not verbs).
 _EN_CONNECTOR_WORDS = (
     "a an the to of in on at for with by from and or nor but as if is are was were be been being am your "
@@ -64,6 +68,11 @@ _EN_CONNECTOR_WORDS = (
 )
 _EN_CONNECTORS = frozenset(_EN_CONNECTOR_WORDS.split())
 _JA_CONNECTORS = frozenset("をにのはがでとへやもて、，")
+# A figure or table caption: a caption word and its number (図 2-6, 表 3, Figure 1, Table 1.2).
+CAPTION = re.compile(
+    r"^(?:図|表|写真|画面|Figure|Fig\.?|Table|Tab\.|Photo|Screen)\s*[0-9０-９]+(?:[-.‐－―–][0-9０-９]+)*(?:[\s.:：．]|$)",
+    re.IGNORECASE,
+)
 MATCH_PREFIX = 256  # markers sit at the start of a line; never run a pattern over a huge line
 
 
@@ -75,6 +84,7 @@ class Line:
     indent: int  # leading whitespace in columns
     blank_before: bool  # a blank line, a page break or the start of the text precedes it
     head: str  # the first characters of the line, where markers are matched
+    page_top: bool = False  # a page break precedes it (the page before may end mid-paragraph)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -196,22 +206,23 @@ def iter_lines(text: str) -> Iterator[Line]:
     """Yield the non-blank lines of ``text`` with their offsets."""
     pos = 0
     blank = True
+    page = False
     for m in _BREAK.finditer(text):
-        line = _make_line(text, pos, m.start(), blank)
+        line = _make_line(text, pos, m.start(), blank, page)
         if line is None:
             blank = True
         else:
-            blank = False
+            blank = page = False
             yield line
         if m.group() == "\f":
-            blank = True
+            blank = page = True
         pos = m.end()
-    line = _make_line(text, pos, len(text), blank)
+    line = _make_line(text, pos, len(text), blank, page)
     if line is not None:
         yield line
 
 
-def _make_line(text: str, start: int, stop: int, blank_before: bool) -> Line | None:
+def _make_line(text: str, start: int, stop: int, blank_before: bool, page_top: bool) -> Line | None:
     raw = text[start:stop]
     head = raw.lstrip()
     if not head:
@@ -223,7 +234,7 @@ def _make_line(text: str, start: int, stop: int, blank_before: bool) -> Line | N
         for ch in raw[: body - start]:
             indent += 4 - indent % 4 if ch == "\t" else 2 if ch == "\u3000" else 1
     end = start + len(raw.rstrip())
-    return Line(start, body, end, indent, blank_before, text[body : min(end, body + MATCH_PREFIX)])
+    return Line(start, body, end, indent, blank_before, text[body : min(end, body + MATCH_PREFIX)], page_top)
 
 
 def display_width(s: str, cap: int = 400) -> int:
