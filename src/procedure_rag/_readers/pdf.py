@@ -33,7 +33,7 @@ from procedure_rag._language.numbering import match_step_marker
 from procedure_rag._readers.draft import HEADING_FROM, TABLE_FROM, ElementDraft, element_id_for
 from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._readers.pdf_pages import Line, PageLines, PdfFile, PdfSource
-from procedure_rag._readers.pdf_structure import Block, Layout, in_tagged_table, lay_out
+from procedure_rag._readers.pdf_structure import Block, Layout, lay_out
 from procedure_rag._readers.pdf_text import fix_line, with_plain_bullet, wrap_joint
 from procedure_rag._readers.plaintext import iter_plain_text_within
 from procedure_rag._readers.registry import Source
@@ -180,8 +180,8 @@ class _Writer:
     def _structural(self, block: Block, page: PageLines) -> None:
         hints = self._hints(page)
         if block.kind == "table":
-            if not in_tagged_table(block):
-                hints = (*hints, (TABLE_FROM, "alignment"))
+            if block.table_from:
+                hints = (*hints, (TABLE_FROM, block.table_from))
             draft = ElementDraft(ElementKind.TABLE, pipe_table(block.rows), hints=hints)
         else:
             if block.kind == "contents":
