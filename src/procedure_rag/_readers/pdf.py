@@ -77,11 +77,16 @@ def read_pdf(source: PdfSource, *, source_id: str, options: ReaderOptions = DEFA
         pages = list(pdf.pages())
     _warn_without_text(pages)
     layout = lay_out(pages, outline)
+    del pages
     writer = _Writer(source_id, options, layout)
-    for page, blocks in zip(layout.pages, layout.blocks, strict=True):
+    for i, page in enumerate(layout.pages):
         writer.page(page)
-        for block in blocks:
+        for block in layout.blocks[i]:
             writer.block(block, page)
+        # A written page's lines are let go (a run still holds those it has not written out),
+        # so the elements written replace the lines read rather than add to them.
+        layout.blocks[i] = []
+        page.lines = []
     return Source(_FORMAT, writer.finish(), writer.text)
 
 

@@ -140,8 +140,9 @@ class PdfFile:
         except ImportError as exc:
             raise ImportError(INSTALL_HINT) from exc
         self._raw = raw
-        data = _read_bytes(source)
-        head = data[:1024]
+        # A path PDFium reads itself, as it needs it: the file's bytes are not held in Python.
+        data = os.fspath(source) if isinstance(source, str | os.PathLike) else _read_bytes(source)
+        head = _head(data)
         if b"%PDF-" not in head:
             raise ReaderError(FORMAT, "file", f"not a PDF: it starts with {head[:16]!r}, not %PDF-")
         try:
@@ -273,6 +274,17 @@ def _edges_of(
         elif abs(a[0] - b[0]) <= 1 and abs(a[1] - b[1]) > 1:
             out.append(Edge(False, (a[0] + b[0]) / 2, min(a[1], b[1]), max(a[1], b[1])))
     return out
+
+
+def _head(data: bytes | str) -> bytes:
+    """The first kilobyte of the PDF, where its ``%PDF-`` header is."""
+    if isinstance(data, bytes):
+        return data[:1024]
+    try:
+        with open(data, "rb") as f:
+            return f.read(1024)
+    except OSError as exc:
+        raise ReaderError(FORMAT, "file", f"cannot be opened: {exc}") from exc
 
 
 def _read_bytes(source: PdfSource) -> bytes:
