@@ -1,7 +1,7 @@
 """Tables from the ruling lines and cell boxes a PDF page draws (``pdf_grids``).
 
-* ``pdf/hololens-provisioning-ja.table.libreoffice.pdf``: LibreOffice Writer's PDF of a
-  HoloLens section with a bordered table and a note in a bordered box (no tags);
+* ``pdf/hololens-provisioning-ja.table{,.tagged}.libreoffice.pdf``: LibreOffice Writer's PDF of
+  a HoloLens section with a bordered table and a note in a bordered box, without and with tags;
 * ``real-docs/…exastro….pdf``: a Japanese install guide saved from PowerPoint, whose
   parameter tables are a box per cell and a line per border, cells spanning rows;
 * ``pdf/hololens-provisioning-en.toc.chromium.pdf``: Chromium's tagged PDF, whose table
@@ -17,11 +17,12 @@ import pytest
 from procedure_rag import ChunkerOptions, ChunkLevel, ProcedureChunker
 from procedure_rag._readers.pdf import read_pdf
 from procedure_rag._readers.pdf_grids import Edge, Grid, find_grids, grid_rows
-from procedure_rag._readers.pdf_pages import Cell, Line
+from procedure_rag._readers.pdf_pages import Cell, Line, PdfFile
 from procedure_rag._types import ElementKind
 
 DATA = Path(__file__).resolve().parent / "data"
 LIBREOFFICE = DATA / "pdf" / "hololens-provisioning-ja.table.libreoffice.pdf"
+TAGGED = DATA / "pdf" / "hololens-provisioning-ja.table.tagged.libreoffice.pdf"
 EXASTRO = DATA / "real-docs" / "ja_exastro_ita-azure-setting-samples_install.pages-1-16.pdf"
 CHROMIUM = DATA / "pdf" / "hololens-provisioning-en.toc.chromium.pdf"
 PAGE = (600.0, 800.0)
@@ -194,6 +195,16 @@ def test_a_slides_parameter_table_stays_with_its_step_and_notes(shared_data: Pat
         assert text in slide.text
 
 
-def test_a_tagged_table_keeps_its_tags() -> None:
-    (table,) = [e for e in read_pdf(CHROMIUM, source_id="doc").elements if e.kind is ElementKind.TABLE]
+@pytest.mark.parametrize("path", [TAGGED, CHROMIUM], ids=["libreoffice-ruled", "chromium"])
+def test_a_tagged_table_keeps_its_tags(path: Path) -> None:
+    # LibreOffice's tagged export of the ruled table: the grid is drawn, but the tags declare it.
+    (table,) = [e for e in read_pdf(path, source_id="doc").elements if e.kind is ElementKind.TABLE]
     assert not table.hint("table_from")
+    if path == TAGGED:
+        with PdfFile(path) as pdf:
+            assert len(pdf.page(0).grids) == 1
+        assert table.text.splitlines()[:3] == [
+            "| 設定 | 説明 |",
+            "|---|---|",
+            "| 証明書 | 証明書を HoloLens に展開します。 |",
+        ]

@@ -12,8 +12,9 @@ tables as Markdown, captions, and headers and footers (dropped by the chunker by
 default). Every element has its 1-based ``page`` and its ``bbox``; a printed page
 number that differs from the PDF page is kept as the hint ``printed_page``, and a
 heading's evidence as the hint ``heading_from`` (``"tags"``, ``"outline"``, ``"fonts"``,
-or ``"text"`` where only the shape of a line told); a table no tag declares (lines split
-into aligned cells) has the hint ``table_from="alignment"``.
+or ``"text"`` where only the shape of a line told); a table no tag declares has the hint
+``table_from``: ``"rules"`` (the lines and cell boxes the page draws,
+:mod:`procedure_rag._readers.pdf_grids`) or ``"alignment"`` (lines split into aligned cells).
 
 Pages without a text layer (scans) give one :class:`UserWarning` naming them; the
 rest is read. For scanned PDFs use OCR or a layout parser (Docling, Unstructured,

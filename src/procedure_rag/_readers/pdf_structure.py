@@ -19,8 +19,9 @@ caption (``図 2-6``, ``Table 1``), a row of a table, a sentence, or on a conten
 page; a list of the document's own later headings is a contents list
 (:mod:`procedure_rag._readers.pdf_contents`), never steps. Untagged lines form
 blocks by geometry: one font size, no paragraph gap, and a new block at every
-line that starts with a step marker. Runs of lines split into aligned cells are
-tables.
+line that starts with a step marker. Tables are the tag tree's, then the grids the
+page's ruling lines and cell boxes draw (:mod:`procedure_rag._readers.pdf_grids`),
+then runs of lines split into aligned cells.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Write ``hololens-provisioning-ja.table.libreoffice.pdf``: a ruled table LibreOffice draws.
+"""Write ``hololens-provisioning-ja.table{,.tagged}.libreoffice.pdf``: a ruled table LibreOffice draws.
 
 Not run by the tests: the PDF is committed. To rewrite it you need LibreOffice Writer
 (Debian ``libreoffice-writer-nogui``) and ``fonts-ipafont-gothic``:
@@ -8,8 +8,9 @@ Not run by the tests: the PDF is committed. To rewrite it you need LibreOffice W
 Two sections of the Japanese HoloLens provisioning page (``hololens/ja/hololens-provisioning.md``,
 CC BY 4.0, see tests/data/hololens/LICENSE) as an HTML page: the note in a bordered box (one
 cell: no table), the steps, and the settings table with a border round every cell. LibreOffice
-Writer opens the page and exports it as PDF with its default settings: no tags, no outline,
-so only the ruling lines tell the table (text only, Markdown markup and links removed).
+Writer opens the page and exports it as PDF with its default settings: no tags, so only the
+ruling lines tell the table (text only, Markdown markup and links removed). The ``.tagged``
+variant is the same export with tags (``UseTaggedPDF``): its tag tree declares the table.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE.parent / "hololens" / "ja" / "hololens-provisioning.md"
 OUT = HERE / "hololens-provisioning-ja.table.libreoffice.pdf"
+TAGGED = HERE / "hololens-provisioning-ja.table.tagged.libreoffice.pdf"
 
 
 def _plain(text: str) -> str:
@@ -72,17 +74,19 @@ def page() -> str:
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        html = Path(tmp) / (OUT.stem + ".html")
-        html.write_text(page(), encoding="utf-8")
-        command = ["soffice", "--headless", "--infilter=HTML (StarWriter)", "--convert-to", "pdf"]
-        subprocess.run(  # noqa: S603 - fixed command
-            [*command, "--outdir", tmp, html],
-            check=True,
-            capture_output=True,
-        )
-        shutil.copyfile(html.with_suffix(".pdf"), OUT)
-    print(f"wrote {OUT}")  # noqa: T201 - a script's report
+    tags = '{"UseTaggedPDF":{"type":"boolean","value":"true"}}'
+    for out, export in ((OUT, "pdf"), (TAGGED, f"pdf:writer_pdf_Export:{tags}")):
+        with tempfile.TemporaryDirectory() as tmp:
+            html = Path(tmp) / (out.stem + ".html")
+            html.write_text(page(), encoding="utf-8")
+            command = ["soffice", "--headless", "--infilter=HTML (StarWriter)", "--convert-to", export]
+            subprocess.run(  # noqa: S603 - fixed command
+                [*command, "--outdir", tmp, html],
+                check=True,
+                capture_output=True,
+            )
+            shutil.copyfile(html.with_suffix(".pdf"), out)
+        print(f"wrote {out}")  # noqa: T201 - a script's report
 
 
 if __name__ == "__main__":
