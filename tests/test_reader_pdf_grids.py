@@ -208,3 +208,10 @@ def test_a_tagged_table_keeps_its_tags(path: Path) -> None:
             "|---|---|",
             "| 証明書 | 証明書を HoloLens に展開します。 |",
         ]
+
+
+def test_a_dense_drawing_of_lines_is_not_searched_for_cells() -> None:
+    # Graph paper, a chart's grid: a hundred lines each way is a drawing, not a table.
+    edges = [Edge(True, 10 + 7.5 * i, 0, 590) for i in range(100)]
+    edges += [Edge(False, 10 + 5.5 * i, 0, 790) for i in range(100)]
+    assert find_grids(edges, *PAGE) == []

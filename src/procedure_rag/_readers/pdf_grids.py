@@ -36,8 +36,10 @@ __all__ = ["Edge", "Grid", "GridCell", "find_grids", "grid_rows"]
 _SNAP = 3.0
 # A cell is at least this many points wide and high (two strokes of one border are no cell).
 _MIN_CELL = 4.0
-# More edges than this on one page is a vector drawing, not a table.
+# More edges than this on one page, or more crossings of horizontal and vertical lines than
+# this, is a vector drawing (a chart, a map), not a table: it is not searched for cells.
 _MAX_EDGES = 2000
+_MAX_CROSSINGS = 5_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +127,8 @@ def find_grids(edges: Iterable[Edge], width: float, height: float) -> list[Grid]
         return []
     across = _merged([e for e in edges if e.across])
     down = _merged([e for e in edges if not e.across])
+    if len(across) * len(down) > _MAX_CROSSINGS:
+        return []
     corners = {
         (v.at, h.at)
         for h in across
@@ -226,32 +230,43 @@ def _merged(edges: list[Edge]) -> list[Edge]:
     return out
 
 
-def _covered(edges: list[Edge], at: float, start: float, end: float) -> bool:
-    """Whether one of ``edges`` at ``at`` runs from ``start`` to ``end``."""
-    return any(abs(e.at - at) <= _SNAP and e.start - _SNAP <= start and end <= e.end + _SNAP for e in edges)
+def _runs(edges: list[Edge]) -> dict[float, list[tuple[float, float]]]:
+    """Merged edges by their position (positions of two merged lines are over ``_SNAP`` apart)."""
+    out: dict[float, list[tuple[float, float]]] = {}
+    for e in edges:
+        out.setdefault(e.at, []).append((e.start, e.end))
+    return out
+
+
+def _covered(runs: dict[float, list[tuple[float, float]]], at: float, start: float, end: float) -> bool:
+    """Whether a merged edge at ``at`` runs from ``start`` to ``end``."""
+    return any(s - _SNAP <= start and end <= e + _SNAP for s, e in runs.get(at, ()))
 
 
 def _cells(
     corners: set[tuple[float, float]], across: list[Edge], down: list[Edge]
 ) -> list[tuple[float, float, float, float]]:
     """The smallest rectangle below and right of each corner whose sides are drawn."""
+    rows, cols = _runs(across), _runs(down)
     xs_at: dict[float, list[float]] = {}
     ys_at: dict[float, list[float]] = {}
-    for x, y in corners:
+    for x, y in sorted(corners):
         xs_at.setdefault(y, []).append(x)
         ys_at.setdefault(x, []).append(y)
+    for values in (*xs_at.values(), *ys_at.values()):
+        values.sort()
     out = []
     for x, y in sorted(corners, key=lambda p: (p[1], p[0])):
-        below = [b for b in sorted(ys_at[x]) if b >= y + _MIN_CELL]
-        right = [r for r in sorted(xs_at[y]) if r >= x + _MIN_CELL]
+        below = [b for b in ys_at[x] if b >= y + _MIN_CELL]
+        right = [r for r in xs_at[y] if r >= x + _MIN_CELL]
         found = None
         for b in below:
-            if not _covered(down, x, y, b):
+            if not _covered(cols, x, y, b):
                 break
             for r in right:
-                if not _covered(across, y, x, r):
+                if not _covered(rows, y, x, r):
                     break
-                if (r, b) in corners and _covered(down, r, y, b) and _covered(across, b, x, r):
+                if (r, b) in corners and _covered(cols, r, y, b) and _covered(rows, b, x, r):
                     found = (x, y, r, b)
                     break
             if found:
@@ -283,10 +298,10 @@ def _grouped(boxes: list[tuple[float, float, float, float]]) -> list[Grid]:
         groups.setdefault(root(i), []).append(box)
     grids = []
     for members in groups.values():
-        xs = sorted({b[0] for b in members} | {b[2] for b in members})
-        ys = sorted({b[1] for b in members} | {b[3] for b in members})
+        xs = {x: i for i, x in enumerate(sorted({b[0] for b in members} | {b[2] for b in members}))}
+        ys = {y: i for i, y in enumerate(sorted({b[1] for b in members} | {b[3] for b in members}))}
         cells = tuple(
-            GridCell(*b, ys.index(b[1]), ys.index(b[3]), xs.index(b[0]), xs.index(b[2]))
+            GridCell(*b, ys[b[1]], ys[b[3]], xs[b[0]], xs[b[2]])
             for b in sorted(members, key=lambda b: (b[1], b[0]))
         )
         grids.append(Grid(cells, len(ys) - 1, len(xs) - 1))
