@@ -5,7 +5,9 @@
 * ``real-docs/…exastro….pdf``: a Japanese install guide saved from PowerPoint, whose
   parameter tables are a box per cell and a line per border, cells spanning rows;
 * ``pdf/hololens-provisioning-en.toc.chromium.pdf``: Chromium's tagged PDF, whose table
-  the tag tree declares.
+  the tag tree declares;
+* ``real-docs/…sapphire….pages-1-8.pdf``: a manual printed from a browser, untagged, with
+  ruled tables, one running over a page break, and words highlighted in a list.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ LIBREOFFICE = DATA / "pdf" / "hololens-provisioning-ja.table.libreoffice.pdf"
 TAGGED = DATA / "pdf" / "hololens-provisioning-ja.table.tagged.libreoffice.pdf"
 EXASTRO = DATA / "real-docs" / "ja_exastro_ita-azure-setting-samples_install.pages-1-16.pdf"
 CHROMIUM = DATA / "pdf" / "hololens-provisioning-en.toc.chromium.pdf"
+SAPPHIRE = DATA / "real-docs" / "ja_yamagata-u_sapphire_app-manual.pages-1-8.pdf"
 PAGE = (600.0, 800.0)
 
 
@@ -215,3 +218,11 @@ def test_a_dense_drawing_of_lines_is_not_searched_for_cells() -> None:
     edges = [Edge(True, 10 + 7.5 * i, 0, 590) for i in range(100)]
     edges += [Edge(False, 10 + 5.5 * i, 0, 790) for i in range(100)]
     assert find_grids(edges, *PAGE) == []
+
+
+def test_words_highlighted_in_a_list_stay_text_split_nowhere() -> None:
+    # The browser-printed manual marks changed versions, word by word, in a bulleted list on
+    # page 7: a grid of boxes whose text is no table, so its borders split no line either.
+    elements = read_pdf(SAPPHIRE, source_id="doc").elements
+    assert not any(e.kind is ElementKind.TABLE and "0.38.0" in e.text for e in elements)
+    assert any("dash (0.38.0) dash-auth (1.3.2)" in e.text for e in elements if e.page == 7)

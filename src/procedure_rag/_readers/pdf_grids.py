@@ -26,6 +26,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from procedure_rag._readers.pdf_text import fix_line, join_wrapped
+
 if TYPE_CHECKING:
     from procedure_rag._readers.pdf_pages import Line
 
@@ -148,8 +150,6 @@ def grid_rows(grid: Grid, lines: Sequence[Line]) -> list[list[str]]:
     and columns left empty are dropped. A table has two rows with text in two cells or
     more, and a column border they all have.
     """
-    from procedure_rag._readers.pdf_text import fix_line, join_wrapped  # noqa: PLC0415 - import cycle
-
     texts: dict[GridCell, str] = {}
     for line in sorted(lines, key=lambda ln: (ln.top, ln.left)):
         y = (line.top + line.bottom) / 2

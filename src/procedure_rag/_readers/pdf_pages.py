@@ -22,7 +22,7 @@ from types import ModuleType
 from typing import IO
 
 from procedure_rag._errors import ReaderError
-from procedure_rag._readers.pdf_grids import Edge, Grid, find_grids
+from procedure_rag._readers.pdf_grids import Edge, Grid, find_grids, grid_rows
 
 __all__ = ["Cell", "Line", "OutlineEntry", "PageLines", "PdfFile", "PdfSource", "Rule"]
 
@@ -118,7 +118,8 @@ class PageLines:
     """A page's lines in the order the page draws them, with its 1-based number and size in points.
 
     ``rules`` are the horizontal lines it draws, at least two fifths of the page wide;
-    ``grids`` the tables its lines and boxes draw (:mod:`procedure_rag._readers.pdf_grids`).
+    ``grids`` the tables its lines and boxes draw, whose text fills them as a table's does
+    (:mod:`procedure_rag._readers.pdf_grids`); the lines' cells are split at their column borders.
     """
 
     number: int
@@ -197,6 +198,14 @@ class PdfFile:
                 tags = _tag_map(self._raw, page.raw)
                 cuts = [cut for grid in grids for cut in grid.cuts()]
                 lines, count = _read_lines(self._raw, textpage.raw, height, tags, cuts)
+                # Only a table's borders split text: where a grid's text is no table (words
+                # highlighted one by one), the lines are read again without its borders.
+                tables = [g for g in grids if grid_rows(g, [line for line in lines if g.holds(line)])]
+                if len(tables) < len(grids):
+                    grids = tables
+                    kept = [cut for grid in grids for cut in grid.cuts()]
+                    if kept != cuts:
+                        lines, count = _read_lines(self._raw, textpage.raw, height, tags, kept)
             finally:
                 textpage.close()
         finally:
