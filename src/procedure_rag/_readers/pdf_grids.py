@@ -13,11 +13,10 @@ apart. Here the drawing tells them:
 3. **Grids.** Cells that share a corner form one grid; its column and row boundaries
    are the cells' sides, and a cell may span several of each.
 
-A grid is a table only when two of its rows hold text in two cells or more, and
-one column border runs through every such row (:func:`grid_rows`): a box around a note, a callout
-with a title bar, a frame around a figure, lines highlighted one by one or a
-heading's underline is none. This module is geometry only; it does not
-talk to PDFium.
+A grid is a table only when two of its rows hold text in two cells or more, and one
+column border runs through every such row (:func:`grid_rows`): a box around a note, a
+callout with a title bar, a frame around a figure, words highlighted one by one or a
+heading's underline is none. This module is geometry only; it does not talk to PDFium.
 """
 
 from __future__ import annotations
