@@ -320,21 +320,6 @@ def test_narrow_no_break_spaces_are_spaces_even_where_a_line_holds_nothing_else(
     assert "\u202f" not in text
 
 
-def test_a_small_table_only_alignment_told_stays_with_its_step_and_notes(shared_data: Path) -> None:
-    # A PowerPoint slide: a step, a parameter table whose cells are drawn apart (no table tag;
-    # its first rows line up in cells), and the notes under it. The slide is one chunk.
-    path = shared_data / "real-docs" / "ja_exastro_ita-azure-setting-samples_install.pdf"
-    elements = read_pdf(path, source_id="doc").elements
-    tables = [e for e in elements if e.kind is ElementKind.TABLE and e.page == 27]
-    assert tables
-    assert all(t.hint("table_from") == "alignment" for t in tables)
-    chunker = ProcedureChunker(ChunkerOptions(chunk_size=400))
-    chunks = [c for c in chunker.iter_chunks_from_source(path) if c.level is ChunkLevel.CHILD]
-    (slide,) = [c for c in chunks if "作成したいサブネットを登録します" in c.text]
-    for text in ("入力内容", "1~5までの数字を記入する", "Azureモデルでは非許容"):
-        assert text in slide.text
-
-
 def test_a_tagged_table_is_a_chunk_of_its_own() -> None:
     # Chromium writes Table tags: a declared table keeps its own chunk, however small.
     path = DATA / "pdf" / "hololens-provisioning-en.toc.chromium.pdf"

@@ -18,8 +18,9 @@ Rules, in order of priority:
   introduces it, where they fit and are not all the block holds (a note speaks of
   what stands right before it);
 * tables and code blocks are blocks of their own; a table over budget splits by
-  rows with its header rows repeated, code by lines; but a small table that only the
-  alignment of a PDF's lines told (hint ``table_from``) is packed as the text around it.
+  rows with its header rows repeated, code by lines; but a table that only the print of
+  a PDF told (hint ``table_from``: its ruling lines or the alignment of its lines) is
+  packed as the text around it where it fits after the text before it.
 
 How one line's text is cut, and how its pieces map back to the source, is
 :mod:`procedure_rag._chunking.cutting`.
@@ -37,7 +38,7 @@ from procedure_rag._chunking.lengths import Measure
 from procedure_rag._chunking.units import Section, Unit
 from procedure_rag._language.lexicons import Lexicon
 from procedure_rag._language.step_fields import lead_in_condition
-from procedure_rag._readers.draft import TABLE_FROM
+from procedure_rag._readers.draft import INFERRED_TABLES, TABLE_FROM
 from procedure_rag._types import ElementKind, LayoutElement, Span
 
 __all__ = ["Block", "Line", "labelled", "pack_section"]
@@ -296,7 +297,7 @@ class _Packer:
             if unit.kind == "carrier":
                 current.carried.extend(unit.carried)
                 continue
-            if unit.kind == "table" and self._packs_as_text(unit):
+            if unit.kind == "table" and self._packs_as_text(unit, current):
                 unit_parts = [self._table_part(unit)]
             elif unit.kind in ("table", "code"):
                 if current.lines:
@@ -322,21 +323,22 @@ class _Packer:
         if current.lines or current.carried:
             yield current
 
-    def _packs_as_text(self, unit: Unit) -> bool:
-        """Whether a table goes with the text around it: only alignment told it, and it is small.
+    def _packs_as_text(self, unit: Unit, current: Block) -> bool:
+        """Whether a table goes with the text before it: only the print told it, and it fits there.
 
-        A PDF's lines split into aligned cells (a slide's parameter table under its step)
-        may be a table or only a layout; where it is small it stays with its step and
-        notes, as their text would, instead of making a chunk of its own (a third of the
-        budget at most).
+        A table a PDF draws or aligns, and no tag declares (a slide's parameter table under
+        its step), may be a table or only a layout; where it fits in the block after the
+        text before it, it stays with its step and notes, as their text would, instead of
+        making a chunk of its own.
         """
         el = unit.elements[0]
-        if el.hint(TABLE_FROM) != "alignment":
+        if el.hint(TABLE_FROM) not in INFERRED_TABLES:
             return False
-        return self.m.line(el.text) * 3 <= self.avail
+        cost = self.m.line(el.text)
+        return current.size + cost <= self.avail
 
     def _table_part(self, unit: Unit) -> Block:
-        """A small table as a part of the text around it: its rows as lines."""
+        """A table as a part of the text around it: its rows as lines."""
         part = Block((), "text", carried=list(unit.carried), units=[unit])
         part.extend(self.lines_of(unit.elements[0]))
         return part

@@ -14,7 +14,15 @@ from dataclasses import dataclass
 
 from procedure_rag._types import BBox, ElementKind, LayoutElement, Span
 
-__all__ = ["HEADING_FROM", "INFERRED_HEADINGS", "TABLE_FROM", "ElementDraft", "element_id_for", "list_id_for"]
+__all__ = [
+    "HEADING_FROM",
+    "INFERRED_HEADINGS",
+    "INFERRED_TABLES",
+    "TABLE_FROM",
+    "ElementDraft",
+    "element_id_for",
+    "list_id_for",
+]
 
 #: The hint naming what a reader found a heading by: ``"tags"`` or ``"outline"`` (a PDF's
 #: own structure), ``"fonts"`` (size, weight or a rule drawn under it), ``"text"`` (the
@@ -23,9 +31,12 @@ __all__ = ["HEADING_FROM", "INFERRED_HEADINGS", "TABLE_FROM", "ElementDraft", "e
 HEADING_FROM = "heading_from"
 #: The ``heading_from`` values of headings inferred from the print rather than declared.
 INFERRED_HEADINGS = frozenset({"fonts", "text"})
-#: The hint naming what a reader found a table by, where nothing declared it: ``"alignment"``
-#: (lines of a PDF split into aligned cells, no table tag).
+#: The hint naming what a reader found a table by, where nothing declared it: ``"rules"`` (the
+#: lines and cell boxes a PDF page draws, no table tag) or ``"alignment"`` (lines of a PDF split
+#: into aligned cells).
 TABLE_FROM = "table_from"
+#: The ``table_from`` values: tables inferred from the print rather than declared.
+INFERRED_TABLES = frozenset({"rules", "alignment"})
 
 
 def element_id_for(source_id: str, order: int) -> str:

@@ -12,8 +12,9 @@ tables as Markdown, captions, and headers and footers (dropped by the chunker by
 default). Every element has its 1-based ``page`` and its ``bbox``; a printed page
 number that differs from the PDF page is kept as the hint ``printed_page``, and a
 heading's evidence as the hint ``heading_from`` (``"tags"``, ``"outline"``, ``"fonts"``,
-or ``"text"`` where only the shape of a line told); a table no tag declares (lines split
-into aligned cells) has the hint ``table_from="alignment"``.
+or ``"text"`` where only the shape of a line told); a table no tag declares has the hint
+``table_from``: ``"rules"`` (the lines and cell boxes the page draws,
+:mod:`procedure_rag._readers.pdf_grids`) or ``"alignment"`` (lines split into aligned cells).
 
 Pages without a text layer (scans) give one :class:`UserWarning` naming them; the
 rest is read. For scanned PDFs use OCR or a layout parser (Docling, Unstructured,
@@ -33,7 +34,7 @@ from procedure_rag._language.numbering import match_step_marker
 from procedure_rag._readers.draft import HEADING_FROM, TABLE_FROM, ElementDraft, element_id_for
 from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._readers.pdf_pages import Line, PageLines, PdfFile, PdfSource
-from procedure_rag._readers.pdf_structure import Block, Layout, in_tagged_table, lay_out
+from procedure_rag._readers.pdf_structure import Block, Layout, lay_out
 from procedure_rag._readers.pdf_text import fix_line, with_plain_bullet, wrap_joint
 from procedure_rag._readers.plaintext import iter_plain_text_within
 from procedure_rag._readers.registry import Source
@@ -77,11 +78,16 @@ def read_pdf(source: PdfSource, *, source_id: str, options: ReaderOptions = DEFA
         pages = list(pdf.pages())
     _warn_without_text(pages)
     layout = lay_out(pages, outline)
+    del pages
     writer = _Writer(source_id, options, layout)
-    for page, blocks in zip(layout.pages, layout.blocks, strict=True):
+    for i, page in enumerate(layout.pages):
         writer.page(page)
-        for block in blocks:
+        for block in layout.blocks[i]:
             writer.block(block, page)
+        # A written page's lines are let go (a run still holds those it has not written out),
+        # so the elements written replace the lines read rather than add to them.
+        layout.blocks[i] = []
+        page.lines = []
     return Source(_FORMAT, writer.finish(), writer.text)
 
 
@@ -180,8 +186,8 @@ class _Writer:
     def _structural(self, block: Block, page: PageLines) -> None:
         hints = self._hints(page)
         if block.kind == "table":
-            if not in_tagged_table(block):
-                hints = (*hints, (TABLE_FROM, "alignment"))
+            if block.table_from:
+                hints = (*hints, (TABLE_FROM, block.table_from))
             draft = ElementDraft(ElementKind.TABLE, pipe_table(block.rows), hints=hints)
         else:
             if block.kind == "contents":

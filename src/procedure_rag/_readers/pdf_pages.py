@@ -22,6 +22,7 @@ from types import ModuleType
 from typing import IO
 
 from procedure_rag._errors import ReaderError
+from procedure_rag._readers.pdf_grids import Edge, Grid, find_grids, grid_rows
 
 __all__ = ["Cell", "Line", "OutlineEntry", "PageLines", "PdfFile", "PdfSource", "Rule"]
 
@@ -46,6 +47,11 @@ _MONO_NAMES = ("mono", "courier", "consol", "menlo", "code")
 # A horizontal rule: a drawn path at most this many points high and this share of the page wide.
 _RULE_HEIGHT = 2.0
 _RULE_WIDTH = 0.4
+# A path at most this many points across is a line; a box at least this share of the page both
+# ways is its background; a path of more segments than this is a drawing, not a box.
+_THIN = 3.0
+_PAGE_SHARE = 0.9
+_MAX_SEGMENTS = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +117,9 @@ class Rule:
 class PageLines:
     """A page's lines in the order the page draws them, with its 1-based number and size in points.
 
-    ``rules`` are the horizontal lines it draws, at least two fifths of the page wide.
+    ``rules`` are the horizontal lines it draws, at least two fifths of the page wide;
+    ``grids`` the tables its lines and boxes draw, whose text fills them as a table's does
+    (:mod:`procedure_rag._readers.pdf_grids`); the lines' cells are split at their column borders.
     """
 
     number: int
@@ -120,6 +128,7 @@ class PageLines:
     lines: list[Line] = field(default_factory=list)
     chars: int = 0
     rules: list[Rule] = field(default_factory=list)
+    grids: list[Grid] = field(default_factory=list)
 
 
 class PdfFile:
@@ -132,8 +141,9 @@ class PdfFile:
         except ImportError as exc:
             raise ImportError(INSTALL_HINT) from exc
         self._raw = raw
-        data = _read_bytes(source)
-        head = data[:1024]
+        # A path PDFium reads itself, as it needs it: the file's bytes are not held in Python.
+        data = os.fspath(source) if isinstance(source, str | os.PathLike) else _read_bytes(source)
+        head = _head(data)
         if b"%PDF-" not in head:
             raise ReaderError(FORMAT, "file", f"not a PDF: it starts with {head[:16]!r}, not %PDF-")
         try:
@@ -181,31 +191,109 @@ class PdfFile:
             raise ReaderError(FORMAT, f"page {index + 1}", f"cannot be read: {exc}") from exc
         try:
             width, height = page.get_size()
+            rules, edges = _drawing(self._raw, page.raw, width, height)
+            grids = find_grids(edges, width, height)
             textpage = page.get_textpage()
             try:
                 tags = _tag_map(self._raw, page.raw)
-                lines, count = _read_lines(self._raw, textpage.raw, height, tags)
+                cuts = [cut for grid in grids for cut in grid.cuts()]
+                lines, count = _read_lines(self._raw, textpage.raw, height, tags, cuts)
+                # Only a table's borders split text: where a grid's text is no table (words
+                # highlighted one by one), the lines are read again without its borders.
+                tables = [g for g in grids if grid_rows(g, [line for line in lines if g.holds(line)])]
+                if len(tables) < len(grids):
+                    grids = tables
+                    kept = [cut for grid in grids for cut in grid.cuts()]
+                    if kept != cuts:
+                        lines, count = _read_lines(self._raw, textpage.raw, height, tags, kept)
             finally:
                 textpage.close()
-            rules = _rules(self._raw, page.raw, width, height)
         finally:
             page.close()
-        return PageLines(index + 1, width, height, lines, count, rules)
+        return PageLines(index + 1, width, height, lines, count, rules, grids)
 
 
-def _rules(raw: ModuleType, page: object, width: float, height: float) -> list[Rule]:
-    """The page's horizontal rules: thin, wide path objects drawn on the page itself, top to bottom."""
-    out = []
+def _drawing(raw: ModuleType, page: object, width: float, height: float) -> tuple[list[Rule], list[Edge]]:
+    """The page's horizontal rules (thin, wide paths, top to bottom) and the edges of its lines and boxes.
+
+    Only path objects drawn on the page itself count (not inside a form), and neither
+    invisible paths nor a box the size of the page (a slide's background).
+    """
+    rules = []
+    edges: list[Edge] = []
     left, bottom, right, top = (ctypes.c_float() for _ in range(4))
+    fill, stroke = ctypes.c_int(), ctypes.c_int()
     for i in range(raw.FPDFPage_CountObjects(page)):
         obj = raw.FPDFPage_GetObject(page, i)
         if raw.FPDFPageObj_GetType(obj) != raw.FPDF_PAGEOBJ_PATH:
             continue
         if not raw.FPDFPageObj_GetBounds(obj, left, bottom, right, top):
             continue
+        box = (left.value, height - top.value, right.value, height - bottom.value)
         if top.value - bottom.value <= _RULE_HEIGHT and right.value - left.value >= _RULE_WIDTH * width:
-            out.append(Rule(left.value, right.value, height - top.value))
-    return sorted(out, key=lambda r: r.top)
+            rules.append(Rule(box[0], box[2], box[1]))
+        if not raw.FPDFPath_GetDrawMode(obj, fill, stroke) or not (fill.value or stroke.value):
+            continue
+        if box[2] - box[0] >= _PAGE_SHARE * width and box[3] - box[1] >= _PAGE_SHARE * height:
+            continue
+        edges.extend(_edges_of(raw, obj, box, height))
+    return sorted(rules, key=lambda r: r.top), edges
+
+
+def _edges_of(
+    raw: ModuleType, obj: object, box: tuple[float, float, float, float], height: float
+) -> list[Edge]:
+    """A path's straight horizontal and vertical pieces: a thin path is one, a box four sides."""
+    left, top, right, bottom = box
+    if bottom - top <= _THIN:
+        return [Edge(True, (top + bottom) / 2, left, right)]
+    if right - left <= _THIN:
+        return [Edge(False, (left + right) / 2, top, bottom)]
+    count = raw.FPDFPath_CountSegments(obj)
+    if count > _MAX_SEGMENTS:
+        return []
+    matrix = raw.FS_MATRIX()
+    if not raw.FPDFPageObj_GetMatrix(obj, matrix):
+        return []
+    x, y = ctypes.c_float(), ctypes.c_float()
+    points: list[tuple[float, float] | None] = []
+    start: tuple[float, float] | None = None
+    for i in range(count):
+        segment = raw.FPDFPath_GetPathSegment(obj, i)
+        kind = raw.FPDFPathSegment_GetType(segment)
+        if kind not in (raw.FPDF_SEGMENT_MOVETO, raw.FPDF_SEGMENT_LINETO):
+            return []  # a curve: a shape, not a box
+        raw.FPDFPathSegment_GetPoint(segment, x, y)
+        point = (
+            matrix.a * x.value + matrix.c * y.value + matrix.e,
+            height - (matrix.b * x.value + matrix.d * y.value + matrix.f),
+        )
+        if kind == raw.FPDF_SEGMENT_MOVETO:
+            points.append(None)  # no piece from the point before
+            start = point
+        points.append(point)
+        if raw.FPDFPathSegment_GetClose(segment) and start is not None:
+            points.append(start)
+    out = []
+    for a, b in itertools.pairwise(points):
+        if a is None or b is None:
+            continue
+        if abs(a[1] - b[1]) <= 1 and abs(a[0] - b[0]) > 1:
+            out.append(Edge(True, (a[1] + b[1]) / 2, min(a[0], b[0]), max(a[0], b[0])))
+        elif abs(a[0] - b[0]) <= 1 and abs(a[1] - b[1]) > 1:
+            out.append(Edge(False, (a[0] + b[0]) / 2, min(a[1], b[1]), max(a[1], b[1])))
+    return out
+
+
+def _head(data: bytes | str) -> bytes:
+    """The first kilobyte of the PDF, where its ``%PDF-`` header is."""
+    if isinstance(data, bytes):
+        return data[:1024]
+    try:
+        with open(data, "rb") as f:
+            return f.read(1024)
+    except OSError as exc:
+        raise ReaderError(FORMAT, "file", f"cannot be opened: {exc}") from exc
 
 
 def _read_bytes(source: PdfSource) -> bytes:
@@ -349,8 +437,13 @@ class _Char:
 
 
 def _read_lines(
-    raw: ModuleType, textpage: object, page_height: float, tags: dict[int, _Tag]
+    raw: ModuleType,
+    textpage: object,
+    page_height: float,
+    tags: dict[int, _Tag],
+    cuts: list[tuple[float, float, float]],
 ) -> tuple[list[Line], int]:
+    """The page's lines; their cells are also split at ``cuts``, a table's borders (``(x, top, bottom)``)."""
     count = raw.FPDFText_CountChars(textpage)
     box = raw.FS_RECTF()
     x = ctypes.c_double()
@@ -363,7 +456,7 @@ def _read_lines(
         code = raw.FPDFText_GetUnicode(textpage, i)
         if code in (0x0A, 0x0D):  # a line end PDFium found (drawn or generated)
             if current:
-                _flush(current, lines)
+                _flush(current, lines, cuts)
                 current = []
             continue
         if 0 < code < 0x110000 and chr(code).isspace():  # a space (also U+202F, U+3000…), drawn or generated
@@ -383,13 +476,13 @@ def _read_lines(
                      page_height - y.value, font)  # fmt: skip
         shown_before = next((c for c in reversed(current) if not c.text.isspace()), None)
         if shown_before is not None and _breaks(shown_before, char):
-            _flush(current, lines)
+            _flush(current, lines, cuts)
             current = []
         current.append(char)
         if not text.isspace():
             shown += 1
     if current:
-        _flush(current, lines)
+        _flush(current, lines, cuts)
     return lines, shown
 
 
@@ -401,7 +494,13 @@ def _breaks(prev: _Char, char: _Char) -> bool:
     return char.right < prev.left - 2 * em
 
 
-def _flush(chars: list[_Char], lines: list[Line]) -> None:
+def _split(prev: _Char, char: _Char, cuts: list[tuple[float, float, float]]) -> bool:
+    """Whether a table's border runs between two characters of a line."""
+    middle = (char.top + char.bottom) / 2
+    return any(prev.right - 1 <= x <= char.left + 1 and top <= middle <= bottom for x, top, bottom in cuts)
+
+
+def _flush(chars: list[_Char], lines: list[Line], cuts: list[tuple[float, float, float]]) -> None:
     shown = [c for c in chars if not c.text.isspace()]
     if not shown:
         return
@@ -414,7 +513,10 @@ def _flush(chars: list[_Char], lines: list[Line]) -> None:
             if parts and parts[-1] != " ":
                 parts.append(" ")
             continue
-        if prev is not None and c.left - prev.right > _CELL_GAP * max(prev.font.size, c.font.size, 1.0):
+        if prev is not None and (
+            c.left - prev.right > _CELL_GAP * max(prev.font.size, c.font.size, 1.0)
+            or (cuts and _split(prev, c, cuts))
+        ):
             cells.append(Cell("".join(parts).strip(), start, prev.right))
             parts = []
             start = c.left

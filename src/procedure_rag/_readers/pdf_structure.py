@@ -19,8 +19,9 @@ caption (``図 2-6``, ``Table 1``), a row of a table, a sentence, or on a conten
 page; a list of the document's own later headings is a contents list
 (:mod:`procedure_rag._readers.pdf_contents`), never steps. Untagged lines form
 blocks by geometry: one font size, no paragraph gap, and a new block at every
-line that starts with a step marker. Runs of lines split into aligned cells are
-tables.
+line that starts with a step marker. Tables are the tag tree's, then the grids the
+page's ruling lines and cell boxes draw (:mod:`procedure_rag._readers.pdf_grids`),
+then runs of lines split into aligned cells.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 from procedure_rag._language.numbering import match_heading_number, match_step_marker
 from procedure_rag._readers.pdf_contents import mark_contents_lists
 from procedure_rag._readers.pdf_furniture import Furniture, find_furniture, normalised
+from procedure_rag._readers.pdf_grids import grid_rows
 from procedure_rag._readers.pdf_pages import Line, OutlineEntry, PageLines
 from procedure_rag._readers.pdf_text import fix_line, join_wrapped, with_plain_bullet
 from procedure_rag._readers.text_lines import CAPTION as _CAPTION
@@ -59,6 +61,8 @@ class Block:
 
     ``kind`` is ``"heading"``, ``"title"``, ``"text"``, ``"item"`` (a tagged list
     item), ``"table"``, ``"caption"``, ``"contents"``, ``"header"`` or ``"footer"``.
+    ``table_from`` says what found a table no tag declares: ``"rules"`` (the lines and
+    boxes the page draws) or ``"alignment"`` (lines split into aligned cells).
     """
 
     kind: str
@@ -66,6 +70,7 @@ class Block:
     page: int
     level: int = 0
     rows: list[list[str]] = field(default_factory=list)
+    table_from: str = ""
 
     @property
     def text(self) -> str:
@@ -133,7 +138,7 @@ def lay_out(pages: Sequence[PageLines], outline: Sequence[OutlineEntry]) -> Layo
         if page.number in furniture.contents:
             blocks.append([Block("contents", lines, page.number), *furn] if lines else furn)
             continue
-        page_blocks = _tables(_group(lines, page.number))
+        page_blocks = _blocks(lines, page)
         blocks.append([*_reading_order(page_blocks, page.width), *furn])
     evidence = "tags" if tagged_headings else "outline" if outline else "fonts"
     if evidence in ("tags", "outline"):
@@ -232,6 +237,43 @@ def _set_apart(block: Block, last: Line, line: Line) -> bool:
     return styled or cells or gap or bool(starts) or not aligned
 
 
+def _blocks(lines: list[Line], page: PageLines) -> list[Block]:
+    """The page's blocks in drawing order: its ruled tables, and its other lines grouped."""
+    tables = _ruled_tables(lines, page)
+    out: list[Block] = []
+    rest: list[Line] = []
+    for line in lines:
+        table = tables.get(id(line))
+        if table is None:
+            rest.append(line)
+            continue
+        out.extend(_tables(_group(rest, page.number)))
+        rest = []
+        if table.lines[0] is line:
+            out.append(table)
+    out.extend(_tables(_group(rest, page.number)))
+    return out
+
+
+def _ruled_tables(lines: list[Line], page: PageLines) -> dict[int, Block]:
+    """The tables the page's ruling lines and cell boxes draw, by the id of each of their lines.
+
+    A grid holds a table only when its text fills two rows and two columns
+    (:func:`~procedure_rag._readers.pdf_grids.grid_rows`). The tag tree has the last
+    word: a grid around tagged text that is no table of the tag tree is none.
+    """
+    out: dict[int, Block] = {}
+    for grid in page.grids:
+        inside = [line for line in lines if id(line) not in out and grid.holds(line)]
+        if not inside or all(line.tag_key for line in inside):
+            continue
+        rows = grid_rows(grid, inside)
+        if rows:
+            table = Block("table", inside, page.number, rows=rows, table_from="rules")
+            out.update((id(line), table) for line in inside)
+    return out
+
+
 def _tables(blocks: list[Block]) -> list[Block]:
     """Merge runs of blocks whose lines are split into aligned cells into table blocks."""
     out: list[Block] = []
@@ -242,7 +284,8 @@ def _tables(blocks: list[Block]) -> list[Block]:
             lines = [line for b in run for line in b.lines]
             rows = _rows(lines)
             if rows and len(rows) >= 2:
-                out.append(Block("table", lines, run[0].page, rows=rows))
+                found = "" if any(in_tagged_table(b) for b in run) else "alignment"
+                out.append(Block("table", lines, run[0].page, rows=rows, table_from=found))
                 run.clear()
                 return
         out.extend(run)
