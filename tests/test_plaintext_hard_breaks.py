@@ -116,3 +116,16 @@ def test_a_run_inside_a_file_infers_no_title_from_the_steps_under_it() -> None:
     assert headings(read(text)) == ["File settings"]
     run = list(iter_plain_text_within(text, source_id="doc", run_id="doc/r1", offset=0, first_order=0))
     assert headings(run) == []
+
+
+def test_rows_of_a_table_in_page_text_are_not_headings() -> None:
+    # pypdf gives a table's rows as short lines, cells apart by one space: a row over the
+    # next row is no title over a body.
+    text = (
+        "The following packages were missing from the environment after the first start.\n"
+        "Package Command (conda or pip)\n"
+        "1 numpy conda install numpy available\n"
+        "2 requests conda install requests available\n"
+        "Both can be installed with one command, and the service then starts without errors.\n"
+    )
+    assert headings(read(text)) == []

@@ -470,6 +470,8 @@ class HeadingRules(ABC):
         )
         if not (b1_width >= 30 or (b1_width > width and ends_sentence(s1)) or wraps_on):
             return False
+        if not wraps_on and _title_like(s1) and display_width(s1, self.wrap) * 2 < self.wrap:
+            return False  # another short title-like line: the next row of a table, not a body
         before = self.peek(k - 1) if k else self.prev_line
         # a short line inside a "Label: text" list is one of its labels
         return before is None or not (_DEFINITION.match(self.s(before)) and _DEFINITION.match(s1))
