@@ -129,3 +129,22 @@ def test_rows_of_a_table_in_page_text_are_not_headings() -> None:
         "Both can be installed with one command, and the service then starts without errors.\n"
     )
     assert headings(read(text)) == []
+
+
+def test_a_numbered_question_over_sub_sections_on_the_next_page_is_a_heading() -> None:
+    # A chapter's title alone on a divider page; its first sub-section after the next
+    # page's running header.
+    pages = [
+        "Operations Guide\nCheck the job log after every run. The log lists each copied file.\n",
+        "5. What if a restore fails?\n",
+        "Operations Guide\n5.1 The file is locked\nStop the agent and run the restore again.\n",
+        "Operations Guide\n5.2 The disk is full\nFree space on the target disk and try again.\n",
+    ]
+    els = read("\f".join(pages))
+    assert headings(els)[:2] == ["5. What if a restore fails?", "5.1 The file is locked"]
+    assert not [e for e in els if e.kind is K.LIST_ITEM]
+
+
+def test_a_numbered_question_alone_is_a_step() -> None:
+    text = "Answer each question before you start.\n1. Is the agent stopped?\n2. Is the disk free?\n"
+    assert [e.kind for e in read(text)] == [K.TEXT, K.LIST_ITEM, K.LIST_ITEM]

@@ -250,11 +250,14 @@ class HeadingRules(ABC):
         """Whether a ``1.`` / ``(1)`` / ``1)`` line numbers a heading rather than a step.
 
         Conservative on purpose: the line must be short, no sentence, flush left, not the
-        next item of an open list, and introduce either sub-sections (``1.`` → ``1.1``) or
-        a body of at least two paragraphs before its next sibling.
+        next item of an open list, and introduce either sub-sections (``1.`` → ``1.1``, also
+        after a page's running header; a question only so) or a body of at least two
+        paragraphs before its next sibling.
         """
         rest = self.s(line)[m.rest_start :].strip()
-        if m.style not in _HEADING_CAPABLE or line.indent > 1 or not _short_title(rest, 80):
+        # A question may title a section over its numbered sub-sections (「4. こんなときは？」).
+        question = rest[-1:] in ("?", "？") and _short_title(rest[:-1], 80)
+        if m.style not in _HEADING_CAPABLE or line.indent > 1 or not (question or _short_title(rest, 80)):
             return False
         if self.stack and self.place(line.indent, m.style, ordinal)[1] == "sibling":
             return False
@@ -262,10 +265,13 @@ class HeadingRules(ABC):
         if nxt is None or not self.closed_before(line):
             return False
         digits = re.sub(r"[^0-9０-９]", "", m.marker).translate(FULLWIDTH_DIGITS)
-        hm = match_heading_number(nxt.head, self.heading_styles)
+        k = 0  # the first sub-section may be on the next page, under its running header
+        while (sub := self.peek(k)) is not None and self.pages.apart(sub.body) and k < 4:
+            k += 1
+        hm = match_heading_number(sub.head, self.heading_styles) if sub is not None else None
         if digits and hm is not None and hm[0].translate(FULLWIDTH_DIGITS).startswith(digits + "."):
             return True
-        if not nxt.blank_before or self.marker(nxt) is not None:
+        if question or not nxt.blank_before or self.marker(nxt) is not None:
             return False
         return self.has_long_body(m.style)
 
