@@ -1,0 +1,117 @@
+"""The cheap checks that skip a step rule never skip one that would have found something.
+
+Each gate is compared with the rule run ungated, on pinned texts and on generated ones
+made of the characters the rules look for.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from procedure_rag._language import step_fields, targets
+from procedure_rag._language.lexicons import ENGLISH, JAPANESE, Lexicon
+
+_MARKUP_TEXT = st.text(
+    alphabet=st.sampled_from(list("ab *_`[]()!<>/\n\t\u3000\u00a0\u2003　「」をクリック.、")), max_size=50
+)
+
+
+def _plain_markup_ungated(text: str) -> str:
+    return re.sub(r"\s+", " ", targets._MARKUP.sub("", text)).strip()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "  ",
+        "**Save** the [file](x.md) <b>now</b>",
+        "a\u00a0\u2003b\n\tc ",
+        "`code` __x__ ![p](q)",
+        "plain",
+    ],
+)
+def test_plain_markup_is_the_ungated_rule(text: str) -> None:
+    assert targets.plain_markup(text) == _plain_markup_ungated(text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_MARKUP_TEXT)
+def test_plain_markup_gate_never_changes_the_text(text: str) -> None:
+    assert targets.plain_markup(text) == _plain_markup_ungated(text)
+
+
+def _light_ungated(text: str) -> str:
+    if step_fields._HAS_RADICAL.search(text):
+        text = text.translate(step_fields._RADICALS)
+    text = step_fields._PICTURE.sub("", text)
+    text = step_fields._LINK.sub(r"\1", text)
+    text = step_fields._TAG.sub("", text)
+    text = html.unescape(text)
+    return step_fields._SPACE.sub(" ", step_fields._BREAK.sub("\n", text)).strip()
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab \t\u3000\n&amp;![]()<>⽰※")), max_size=50))
+def test_light_gates_never_change_the_text(text: str) -> None:
+    assert step_fields._light(text) == _light_ungated(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab 。.※\t\u3000を行う")), max_size=40))
+def test_note_split_gate_never_drops_a_note(text: str) -> None:
+    pieces = step_fields._NOTE_MARK.split(text)
+    expected = (
+        (text, []) if len(pieces) == 1 else (pieces[0].strip(), [p.strip() for p in pieces[1:] if p.strip()])
+    )
+    assert step_fields._split_notes(text) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab ()（）。．.see参照x")), max_size=40))
+def test_trailing_aside_needs_a_closing_bracket(text: str) -> None:
+    if step_fields._TRAILING_ASIDE.search(text) is not None:
+        assert ")" in text or "）" in text
+
+
+def _objects(text: str, lexicon: Lexicon) -> list[tuple[int, int, str]]:
+    return [(m.start, m.end, m.label) for m in targets._object_mentions(text, lexicon, ([], []))]
+
+
+@pytest.mark.parametrize(
+    ("text", "lexicon"),
+    [
+        ("「保存」ボタンをクリックします。", JAPANESE),
+        ("設定画面を開き、パスワードを入力します。", JAPANESE),
+        ("電源に接続します。", JAPANESE),
+        ("Select the Save button.", ENGLISH),
+    ],
+)
+def test_object_marker_gate_gives_what_the_scan_finds(text: str, lexicon: Lexicon) -> None:
+    ungated = dataclasses.replace(
+        lexicon, step_words=dataclasses.replace(lexicon.step_words, object_marker="")
+    )
+    assert _objects(text, lexicon) == _objects(text, ungated)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["設定", "画面", "を", "に", "の", "「保存」", "クリック", "入力", "します", "、", " "]
+        ),
+        max_size=10,
+    )
+)
+def test_object_marker_gate_never_drops_an_object(words: list[str]) -> None:
+    text = "".join(words)
+    ungated = dataclasses.replace(
+        JAPANESE, step_words=dataclasses.replace(JAPANESE.step_words, object_marker="")
+    )
+    assert _objects(text, JAPANESE) == _objects(text, ungated)
