@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from procedure_rag._language import step_fields, targets
+from procedure_rag._language import lexicons, step_fields, targets
 from procedure_rag._language.lexicons import ENGLISH, JAPANESE, Lexicon
 
 _MARKUP_TEXT = st.text(
@@ -115,3 +115,17 @@ def test_object_marker_gate_never_drops_an_object(words: list[str]) -> None:
         JAPANESE, step_words=dataclasses.replace(JAPANESE.step_words, object_marker="")
     )
     assert _objects(text, JAPANESE) == _objects(text, ungated)
+
+
+def _language_ungated(text: str) -> str:
+    head = text[:4000]
+    letters = sum(map(len, lexicons._LETTERS.findall(head)))
+    if letters == 0:
+        return "en"
+    return "ja" if sum(map(len, lexicons._JA_CHARS.findall(head))) * 10 >= letters else "en"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab Z1.\n設定をｱ–“")), max_size=60))
+def test_language_of_ascii_text_is_english_as_the_count_says(text: str) -> None:
+    assert lexicons.detect_language(text) == _language_ungated(text)
