@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from procedure_rag._language import lexicons, step_fields, targets
+from procedure_rag._language import lexicons, step_fields, step_words, targets
 from procedure_rag._language.lexicons import ENGLISH, JAPANESE, Lexicon
 
 _MARKUP_TEXT = st.text(
@@ -129,3 +129,26 @@ def _language_ungated(text: str) -> str:
 @given(st.text(alphabet=st.sampled_from(list("ab Z1.\n設定をｱ–“")), max_size=60))
 def test_language_of_ascii_text_is_english_as_the_count_says(text: str) -> None:
     assert lexicons.detect_language(text) == _language_ungated(text)
+
+
+_JA_OBJECT = JAPANESE.step_words.object_np
+# The Japanese object rule without its "not inside a word" start: what it must keep finding.
+_JA_OBJECT_EVERYWHERE = re.compile(
+    _JA_OBJECT.pattern.removeprefix(step_words._JA_NOT_MID_WORD), _JA_OBJECT.flags
+)
+
+
+def test_japanese_object_rule_starts_with_the_word_check() -> None:
+    assert _JA_OBJECT.pattern.startswith(step_words._JA_NOT_MID_WORD)
+
+
+_JA_WORDS = ("設定", "画面", "ABC", "x.y", "を", "に", "の", "または", "「保存」", "**OK**", "[a]", "(b)")
+_JA_WORDS_TOO = ("クリック", "入力", "します", "、", " ", "\u3000", "。", "々", "１")
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from([*_JA_WORDS, *_JA_WORDS_TOO]), max_size=12))
+def test_japanese_objects_found_mid_word_are_none(words: list[str]) -> None:
+    text = "".join(words)
+    found = [(m.span(), m.groupdict()) for m in _JA_OBJECT.finditer(text)]
+    assert found == [(m.span(), m.groupdict()) for m in _JA_OBJECT_EVERYWHERE.finditer(text)]

@@ -181,6 +181,7 @@ _JA_UI_SUFFIX = (
 # One word of a Japanese object: a quoted, bracketed or bold label, or a run of katakana,
 # kanji and Latin letters (hiragana are particles and modifiers, 「以前に保存した」).
 _JA_WORD = r"[A-Za-z0-9\u30a0-\u30ff\u4e00-\u9fff\u3005\uff10-\uff19\uff21-\uff3a\uff41-\uff5a._+#/-]"
+_JA_NOT_MID_WORD = rf"(?<!{_JA_WORD})"
 _JA_TOKEN = (
     rf"(?:「[^「」\n]{{1,60}}」|『[^『』\n]{{1,60}}』|\*\*[^*\n]{{1,60}}\*\*|\[[^\[\]\n]{{1,60}}\]|"
     rf"`[^`\n]{{1,40}}`|\([^()\n]{{1,40}}\)|（[^（）\n]{{1,40}}）|{_JA_WORD}++)"
@@ -251,6 +252,9 @@ JAPANESE_STEP_WORDS = StepWords(
     # The noun phrase marked by を (or に) before an operating verb: katakana, kanji and
     # Latin words (a modifier in hiragana, 「以前に保存した」, stays out).
     object_np=re.compile(
+        # Not inside a word: a match starting there would have started at the word's first
+        # letter (the word is one token either way), so the scan skips the rest of the word.
+        rf"{_JA_NOT_MID_WORD}"
         rf"(?P<np>{_JA_TOKEN}(?:(?:[ \u3000]?|[ \u3000]?(?:の|または|もしくは)[ \u3000]?){_JA_TOKEN})*+)\s*"
         rf"を\s*(?=[^。、]{{0,20}}?{_JA_OPERATE})"
     ),
