@@ -105,3 +105,48 @@ def test_token_budgets_leave_the_environment_alone() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "environment untouched"
+
+
+_LINES = ["1. Open **Settings**.", "  - 設定を開きます。", "", "x" * 100_000, "1. Open **Settings**."]
+
+
+def test_lines_counted_ahead_have_the_sizes_counted_one_by_one() -> None:
+    measure = lengths.Measure(lengths.tiktoken_length())
+    expected = [measure.line(text) for text in _LINES]
+    measure.count_ahead(_LINES, 400)
+    assert [measure.line(text) for text in _LINES] == expected
+    measure.forget()
+    assert [measure.line(text) for text in _LINES] == expected
+
+
+def test_counting_ahead_counts_each_line_once_and_skips_what_is_surely_over() -> None:
+    counter = lengths.TiktokenLength()
+    measure = lengths.Measure(counter)
+    asked: list[str] = []
+
+    def length(text: str) -> int:
+        asked.append(text)
+        return counter(text)
+
+    measure.length = length
+    measure.count_ahead(_LINES, 400)
+    assert asked == _LINES[:3]  # the repeat once, the 100,000 letters not at all
+    measure.line(_LINES[0])
+    assert asked == _LINES[:3]  # answered from what was counted ahead
+    measure.forget()
+    measure.line(_LINES[0])
+    assert asked == [*_LINES[:3], _LINES[0]]
+
+
+def test_other_length_functions_are_not_called_ahead() -> None:
+    asked: list[str] = []
+
+    def length(text: str) -> int:
+        asked.append(text)
+        return len(text)
+
+    measure = lengths.Measure(length)
+    asked.clear()
+    measure.count_ahead(_LINES, 400)
+    assert asked == []
+    assert measure.line("abc") == 3 + measure.newline
