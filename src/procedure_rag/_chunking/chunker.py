@@ -239,7 +239,6 @@ class ProcedureChunker:
                 inferred_only=self._options.combine_small_sections is None,
             )
         for section in sections:
-            self._measure.count_ahead(self._section_lines(section), self._options.chunk_size)
             header, shown, header_size = self._header(section.path, lexicon)
             blocks = pack_section(
                 section,
@@ -257,7 +256,6 @@ class ProcedureChunker:
                     if _is_heading(e) and e.text and e.text not in shown
                 ],
             )
-            self._measure.forget()
             with_lines = []
             for block in blocks:
                 if not block.lines:
@@ -289,20 +287,17 @@ class ProcedureChunker:
         that leaves out what packing adds would let a combined section overflow its
         chunk by a line.
         """
-        lines = list(self._section_lines(section))
-        self._measure.count_ahead(lines, self._options.chunk_size)
-        return sum(map(self._measure.line, lines))
-
-    def _section_lines(self, section: Section) -> Iterator[str]:
-        """A section's elements and the headings its units carry, each rendered as the packer renders it."""
+        line = self._measure.line
         depth_of: dict[str, int] = {}
+        total = 0
         for u in section.units:
             for e in (*u.carried, *u.elements):
                 if not e.text or e.text.isspace():
                     continue
                 if e.kind is ElementKind.LIST_ITEM:
                     depth_of[e.element_id] = e.level
-                yield render_element(e, depth_of)
+                total += line(render_element(e, depth_of))
+        return total
 
     def _room(self, path: tuple[str, ...], lexicon: Lexicon) -> int:
         """What a chunk's lines may take under the header line of ``path``."""

@@ -17,7 +17,7 @@ import hashlib
 import importlib.metadata
 import importlib.resources
 import os
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import cache
@@ -277,10 +277,6 @@ def char_length(text: str) -> int:
     return len(text)
 
 
-#: The length functions whose counts :meth:`Measure.count_ahead` takes ahead: tiktoken's.
-_COUNTED_AHEAD = (TiktokenLength, TiktokenCount, OrdinaryFirst)
-
-
 class Measure:
     """The length function, plus the size of a line break and of labels, measured once."""
 
@@ -293,34 +289,10 @@ class Measure:
         # own token counter; 0 means unknown.
         bound = getattr(length, "max_token_bytes", None)
         self.chars_per_unit: int = bound if isinstance(bound, int) and bound > 0 else 0
-        self._ahead: dict[str, int] = {}  # line sizes counted ahead, by text
-        self._counts_ahead = isinstance(length, _COUNTED_AHEAD)
 
     def line(self, text: str) -> int:
         """Size of ``text`` as one line of a chunk."""
-        size = self._ahead.get(text)
-        return self.length(text) + self.newline if size is None else size
-
-    def count_ahead(self, lines: Iterable[str], limit: int) -> None:
-        """Measure ``lines`` now, one after another, for :meth:`line` to answer until :meth:`forget`.
-
-        tiktoken counts a line about twice as fast when its calls follow one another
-        as when each comes between other work (its tables stay in the processor's
-        caches), so a section's lines are counted before it is packed. Lines surely over
-        ``limit`` are left out (they are cut, not counted whole), and so is every line
-        when the length function is not one of this package's tiktoken counters: other
-        functions are called only as the packer needs them.
-        """
-        if not self._counts_ahead:
-            return
-        ahead, length, newline = self._ahead, self.length, self.newline
-        for text in lines:
-            if text not in ahead and not self.surely_over(text, limit, line=True):
-                ahead[text] = length(text) + newline
-
-    def forget(self) -> None:
-        """Drop the sizes :meth:`count_ahead` keeps."""
-        self._ahead.clear()
+        return self.length(text) + self.newline
 
     def surely_over(self, text: str, limit: int, *, line: bool = False) -> bool:
         """Whether ``text`` (as a line when ``line``) is over ``limit`` by its length in characters alone.
