@@ -234,6 +234,8 @@ def detect_language(text: str, *, sample: int = 4_000) -> str:
     low: one letter in ten being kana or kanji is already a Japanese page.
     """
     head = text[:sample]
+    if head.isascii():  # no kana or kanji: English, without scanning the letters
+        return "en"
     letters = sum(map(len, _LETTERS.findall(head)))
     if letters == 0:
         return "en"

@@ -79,7 +79,11 @@ def _light(text: str) -> str:
         text = _TAG.sub("", text)
     if "&" in text:
         text = html.unescape(text)
-    return _SPACE.sub(" ", _BREAK.sub("\n", text)).strip()
+    if "\n" in text:
+        text = _BREAK.sub("\n", text)
+    if "\t" in text or "\u3000" in text or "  " in text:  # what _SPACE needs: two such characters
+        text = _SPACE.sub(" ", text)
+    return text.strip()
 
 
 def _condition(sentence: str, lexicon: Lexicon) -> tuple[str, str]:
@@ -283,6 +287,8 @@ def _aside(fields: _Fields, aside: str, lexicon: Lexicon) -> bool:
 
 def _split_notes(text: str) -> tuple[str, list[str]]:
     """The step's own text and the ※ notes written inside it (「…を行う ※メールアドレスで…」)."""
+    if "※" not in text:
+        return text, []
     pieces = _NOTE_MARK.split(text)
     if len(pieces) == 1:
         return text, []
@@ -295,7 +301,7 @@ def _sentence_with_aside(fields: _Fields, sentence: str, lexicon: Lexicon) -> No
     The parenthetical is left out when it is a reference, read as a condition or a
     result when it is one, and kept with the sentence otherwise.
     """
-    aside = _TRAILING_ASIDE.search(sentence)
+    aside = _TRAILING_ASIDE.search(sentence) if ")" in sentence or "）" in sentence else None
     if aside is None or aside.start() == 0:
         _sentence(fields, sentence, lexicon)
         return

@@ -21,7 +21,8 @@ from procedure_rag._language.lexicons import Lexicon, ui_nouns
 __all__ = ["clean_label", "plain_markup", "step_target", "ui_targets"]
 
 _MARKUP = re.compile(r"\*\*|__|`|\[(?=[^\]]*\]\()|\]\([^)]*\)|!\[|<[^>\n]{0,200}>")
-_SPACE = re.compile(r"\s+")
+# A character every match of _MARKUP holds: a text without any has no markup.
+_MARKUP_CHARS = re.compile(r"[*_`\[\]<]")
 _ASIDE = re.compile(r"\([^()\n]{0,300}\)|（[^（）\n]{0,300}）")
 # Between the items of a menu path: "Settings > System", "A -> B", 「A ⇒ B」.
 _PATH_SEP = re.compile(r"\s*(?:-{1,2}>|>|→|⇒|＞|\\\\?)\s*")
@@ -35,7 +36,10 @@ _EDGE = " \t\u3000\"'“”‘’「」『』[]()（）【】*_:：,、.。"
 
 def plain_markup(text: str) -> str:
     """Drop inline Markdown markup (emphasis marks, link targets, tags) and collapse spaces."""
-    return _SPACE.sub(" ", _MARKUP.sub("", text)).strip()
+    if _MARKUP_CHARS.search(text) is not None:
+        text = _MARKUP.sub("", text)
+    # What ``\s+`` matches is what str.split() splits at: runs of spaces become one.
+    return " ".join(text.split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +125,9 @@ def _label_mentions(text: str, lexicon: Lexicon, asides: tuple[list[int], list[i
 def _object_mentions(text: str, lexicon: Lexicon, asides: tuple[list[int], list[int]]) -> list[_Mention]:
     """The objects the action's operating verbs take (「パスワードを入力」, "Enter your password")."""
     words = lexicon.step_words
-    out = []
+    out: list[_Mention] = []
+    if words.object_marker not in text:
+        return out
     for m in words.object_np.finditer(text):
         start = m.start("np")
         np = m.group("np")
