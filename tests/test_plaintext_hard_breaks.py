@@ -125,7 +125,7 @@ def test_rows_of_a_table_in_page_text_are_not_headings() -> None:
         "The following packages were missing from the environment after the first start.\n"
         "Package Command (conda or pip)\n"
         "1 numpy conda install numpy available\n"
-        "2 requests conda install requests available\n"
+        "2 scipy conda install scipy available\n"
         "Both can be installed with one command, and the service then starts without errors.\n"
     )
     assert headings(read(text)) == []
@@ -148,3 +148,13 @@ def test_a_numbered_question_over_sub_sections_on_the_next_page_is_a_heading() -
 def test_a_numbered_question_alone_is_a_step() -> None:
     text = "Answer each question before you start.\n1. Is the agent stopped?\n2. Is the disk free?\n"
     assert [e.kind for e in read(text)] == [K.TEXT, K.LIST_ITEM, K.LIST_ITEM]
+
+
+def test_a_title_over_a_short_first_line_and_a_body_is_still_a_heading() -> None:
+    # One short line under a title is the body's lead (or a subtitle), not a table's row.
+    text = (
+        "Precautions for the backup agent\n\nRead before changing the schedule\n"
+        "The agent copies the database files every night, and a running restore job keeps "
+        "them locked until it ends.\n"
+    )
+    assert headings(read(text))[:1] == ["Precautions for the backup agent"]

@@ -458,6 +458,10 @@ class HeadingRules(ABC):
             sentence = sentence or ends_sentence(self.tail(ln))
         return (sentence or total >= 100) and total >= max(40, width * 3 // 2)
 
+    def row_like(self, s: str) -> bool:
+        """Whether ``s`` may be a table row of page text: title-like and under half the column."""
+        return _title_like(s) and display_width(s, self.wrap) * 2 < self.wrap
+
     def opens_paragraph(self, b1: Line, k: int, width: int) -> bool:
         """Whether look-ahead line ``k`` (``b1``) can be the first line of a body paragraph."""
         if self.pages.apart(b1.body) or self.marker(b1) is not None:
@@ -476,8 +480,10 @@ class HeadingRules(ABC):
         )
         if not (b1_width >= 30 or (b1_width > width and ends_sentence(s1)) or wraps_on):
             return False
-        if not wraps_on and _title_like(s1) and display_width(s1, self.wrap) * 2 < self.wrap:
-            return False  # another short title-like line: the next row of a table, not a body
+        # short title-like lines under each other: a table's rows, not a body
+        rows = b2 is not None and not b1.blank_before and not b2.blank_before
+        if rows and not wraps_on and self.row_like(s1) and b2 is not None and self.row_like(self.s(b2)):
+            return False
         before = self.peek(k - 1) if k else self.prev_line
         # a short line inside a "Label: text" list is one of its labels
         return before is None or not (_DEFINITION.match(self.s(before)) and _DEFINITION.match(s1))
