@@ -340,7 +340,8 @@ class HeadingRules(ABC):
           lost, e.g. "Settings / General / Network") and then a body paragraph; a single
           label is enough only when a blank line sets the title apart;
         * ``"body"``: a longer paragraph follows straight away;
-        * ``"steps"``: the first step of a numbered procedure follows, no list being open;
+        * ``"steps"``: the first step of a numbered procedure follows (a new list, or one
+          that starts over), the line before the title ending a sentence;
         * ``"heading"``: a blank line sets it apart and the next line is a heading by
           one of the rules above (a section title right above its first sub-heading).
         """

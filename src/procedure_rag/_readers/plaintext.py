@@ -611,11 +611,15 @@ def iter_plain_text(
         of ``text``. Elements are held back only while the reader decides whether a
         paragraph between list items belongs to the list (a few paragraphs at most).
     """
+    yield from _elements(text, source_id, options, whole=True)
+
+
+def _elements(text: str, source_id: str, options: ReaderOptions, *, whole: bool) -> Iterator[LayoutElement]:
     if not text.strip():
         return
     # Look-alike glyphs of PDF-extracted text (⽤ for 用), one character for one: spans stay.
     text = same_length_lookalikes(text)
-    yield from _Reader(text, source_id, options.step_styles, options.heading_styles).run()
+    yield from _Reader(text, source_id, options.step_styles, options.heading_styles, whole=whole).run()
 
 
 def read_plain_text(
@@ -655,10 +659,7 @@ def iter_plain_text_within(
         options: The reader options.
     """
     renamed: dict[str, str] = {}
-    elements = _Reader(
-        same_length_lookalikes(text), run_id, options.step_styles, options.heading_styles, whole=False
-    ).run()
-    for index, element in enumerate(elements if text.strip() else ()):
+    for index, element in enumerate(_elements(text, run_id, options, whole=False)):
         order = first_order + index
         new_id = element_id_for(source_id, order)
         renamed[element.element_id] = new_id
