@@ -158,3 +158,14 @@ def test_a_title_over_a_short_first_line_and_a_body_is_still_a_heading() -> None
         "them locked until it ends.\n"
     )
     assert headings(read(text))[:1] == ["Precautions for the backup agent"]
+
+
+def test_a_title_over_steps_after_a_bullet_list_is_a_heading() -> None:
+    text = (
+        "Pick where the backups go.\n• A storage account in the same region.\n"
+        "• A share on the local network.\n"
+        "Scheduling the backup\n1. Open the agent's settings.\n2. Set the hour of the nightly run.\n"
+    )
+    els = read(text)
+    assert headings(els) == ["Scheduling the backup"]
+    assert [e.number for e in els if e.kind is K.LIST_ITEM][-2:] == ["1.", "2."]

@@ -388,7 +388,8 @@ class HeadingRules(ABC):
         m = self.marker(nxt)
         if m is None or not m.ordered or marker_ordinal(m.marker) != 1:
             return False
-        return not self.stack or self.place(nxt.indent, m.style, 1)[1] in ("root", "restart")
+        # not the open list going on: a new list, one that starts over, or another style
+        return not self.stack or self.place(nxt.indent, m.style, 1)[1] != "sibling"
 
     def repeat_ends(self, title: Line, k: int) -> bool:
         """Whether look-ahead line ``k``, after a title and its repeat, may follow a heading.
