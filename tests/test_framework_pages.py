@@ -123,18 +123,19 @@ def test_numbered_step_crossing_a_page_break_stays_whole(
     shared_data: Path, splitter: ProcedureTextSplitter
 ) -> None:
     pages = _pages(shared_data / "real-docs" / "ja_yamagata-u_sapphire_app-manual.pdf")
-    step, rest = "4. 実⾏できたら、表⽰された URL を検索サイトに貼り付ける", "⾚枠で囲まれた部分が"
-    assert step in pages[24].page_content
-    assert rest in pages[25].page_content
+    # Step 2 of the mask procedure starts on page 11; its note goes on at the top of page 12.
+    step, rest = "2. 画⾯に表⽰された画像上でウェルをひとつ枠取りをする", "何度でも囲い直すことが可能"
+    assert step in pages[10].page_content
+    assert rest in pages[11].page_content
     out = splitter.split_documents(pages)
     # The chunks read the look-alike glyphs (⽤) as the characters they stand for (用).
     step, rest = same_length_lookalikes(step), same_length_lookalikes(rest)
     (chunk,) = [d for d in out if step in d.page_content]
     assert rest in chunk.page_content
-    assert json.loads(chunk.metadata["pages"]) == [25, 26]
-    (crossing,) = [s for s in json.loads(chunk.metadata["steps"]) if s["number"] == "4."]
-    assert "URL を検索サイトに貼り付ける" in crossing["action"]
-    assert crossing["page"] == 25  # the PDF page it starts on, not a number printed on it
+    assert json.loads(chunk.metadata["pages"]) == [11, 12]
+    (crossing,) = [s for s in json.loads(chunk.metadata["steps"]) if s["number"] == "2."]
+    assert "ウェルをひとつ枠取りをする" in crossing["action"]
+    assert crossing["page"] == 11  # the PDF page it starts on, not a number printed on it
     with_text = {i + 1 for i, page in enumerate(pages) if page.page_content.strip()}
     assert {p for d in out for p in json.loads(d.metadata["pages"])} == with_text
 
