@@ -41,7 +41,7 @@ from procedure_rag._readers.pdf_text import fix_line, join_wrapped, with_plain_b
 from procedure_rag._readers.text_lines import CAPTION as _CAPTION
 from procedure_rag._readers.text_lines import display_width
 
-__all__ = ["Block", "Layout", "in_tagged_table", "lay_out"]
+__all__ = ["Block", "Layout", "lay_out"]
 
 _SENTENCE_END = re.compile(r"[。．.!！:：、,，]$|(?:ます|です|ください|ません|ました|でした)[)）」]?$")
 _SENTENCE_INSIDE = re.compile(r"[。．][^\s」）)]")
@@ -284,7 +284,7 @@ def _tables(blocks: list[Block]) -> list[Block]:
             lines = [line for b in run for line in b.lines]
             rows = _rows(lines)
             if rows and len(rows) >= 2:
-                found = "" if any(in_tagged_table(b) for b in run) else "alignment"
+                found = "" if any(_in_tagged_table(b) for b in run) else "alignment"
                 out.append(Block("table", lines, run[0].page, rows=rows, table_from=found))
                 run.clear()
                 return
@@ -293,7 +293,7 @@ def _tables(blocks: list[Block]) -> list[Block]:
 
     for block in blocks:
         tabular = block.kind in ("text", "item") and all(len(line.cells) > 1 for line in block.lines)
-        in_table = in_tagged_table(block)
+        in_table = _in_tagged_table(block)
         if tabular or in_table:
             run.append(block)
         else:
@@ -303,7 +303,7 @@ def _tables(blocks: list[Block]) -> list[Block]:
     return out
 
 
-def in_tagged_table(block: Block) -> bool:
+def _in_tagged_table(block: Block) -> bool:
     """Whether the block's lines sit in a table of the tag tree (a declared table)."""
     return any(t in ("Table", "TR", "TD", "TH") for line in block.lines for t in line.tag_path)
 

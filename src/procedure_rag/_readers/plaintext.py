@@ -430,7 +430,11 @@ class _Reader(HeadingRules):
         return True
 
     def continues(self, a: Line, b: Line, marker_indent: int) -> bool:
-        """Whether line ``b`` is a wrapped continuation of line ``a`` (an item or a note)."""
+        """Whether line ``b`` is a wrapped continuation of line ``a`` (an item or a note).
+
+        ``b`` is the line being fed and ``a`` the one fed before it, so :attr:`broke`
+        (computed once per line in :meth:`feed`) tells whether the writer broke between them.
+        """
         if b.indent > marker_indent:
             return True
         first = self.text[b.body]
