@@ -185,6 +185,24 @@ def _line(el: HtmlElement) -> int | None:
     return line - 1 if isinstance(line, int) and line > 0 else None
 
 
+def _own_rows(table: HtmlElement) -> list[HtmlElement]:
+    """The ``<tr>`` rows of ``table`` itself, in order, not those of the tables nested in it.
+
+    A walk that stops at each nested table: every element is visited once by its own
+    table, so tables nested a thousand deep cost linear time, not quadratic.
+    """
+    rows: list[HtmlElement] = []
+    stack = list(reversed(table))
+    while stack:
+        el = stack.pop()
+        tag = _tag(el)
+        if tag == "tr":
+            rows.append(el)
+        if tag != "table":
+            stack.extend(reversed(el))
+    return rows
+
+
 def _hidden(el: HtmlElement) -> bool:
     return el.get("hidden") is not None or el.get("aria-hidden") == "true"
 
@@ -404,7 +422,7 @@ class _HtmlWalker:
         self.out.close_item()
 
     def table(self, el: HtmlElement, depth: int, line: int | None) -> None:
-        rows = [tr for tr in el.iter("tr") if next(tr.iterancestors("table"), None) is el]
+        rows = _own_rows(el)
         cells = [[c for c in tr if _tag(c) in ("td", "th")] for tr in rows]
         if sum(len(r) for r in cells) <= 1:  # a layout table: one cell holding the content
             for cell in (c for r in cells for c in r):
