@@ -81,6 +81,7 @@ from _snippet_gold import is_snippet_file, load_snippet_questions, made_datasets
 from make_pdfs import VARIANTS as MADE_VARIANTS
 
 from procedure_rag._chunking.lengths import llama_index_tiktoken_cache, tiktoken_length
+from procedure_rag._language.words import default_analyser
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DOCS_ROOT = HERE.parents[1] / "shared" / "data"
@@ -1747,7 +1748,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             "chunk_overlap": args.chunk_overlap,
             "budget": args.budget,
             "encoding": ENCODING,
-            "japanese_words": "character rules" if args.without_japanese_morphology else "sudachi",
+            "japanese_words": "character rules" if args.without_japanese_morphology else default_analyser(),
             "methods": {m.name: m.description for m in chosen},
             "datasets": [
                 {

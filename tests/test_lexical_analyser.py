@@ -16,7 +16,13 @@ from typing import Any
 import pytest
 
 from procedure_rag._language import words
-from procedure_rag._language.words import BIGRAMS, SUDACHI, japanese_content_words, lexical_terms
+from procedure_rag._language.words import (
+    BIGRAMS,
+    SUDACHI,
+    SUDACHI_PARTS,
+    japanese_content_words,
+    lexical_terms,
+)
 from procedure_rag._store.chunk_store import ChunkStore, StoredChunk
 from procedure_rag._store.migrate import copy_docstore
 
@@ -60,7 +66,8 @@ def test_a_paraphrase_shares_bigrams_where_it_shares_characters() -> None:
 
 
 def test_an_unknown_analyser_is_refused() -> None:
-    with pytest.raises(ValueError, match=r"unknown lexical analyser 'mecab': expected one of sudachi, bigr"):
+    expected = r"unknown lexical analyser 'mecab': expected one of sudachi\+katakana-parts, sudachi, bigr"
+    with pytest.raises(ValueError, match=expected):
         lexical_terms("設定", "mecab")
 
 
@@ -89,7 +96,7 @@ def test_a_sudachi_index_without_sudachi_names_the_extra() -> None:
 
 def test_a_new_index_records_what_is_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with ChunkStore(tmp_path / "with.sqlite") as store:
-        assert store.get_info("lexical_analyser") == SUDACHI
+        assert store.get_info("lexical_analyser") == SUDACHI_PARTS
     monkeypatch.setattr(words, "japanese_morphology", lambda: False)
     with ChunkStore(tmp_path / "without.sqlite") as store:
         assert store.get_info("lexical_analyser") == BIGRAMS
@@ -150,7 +157,7 @@ def test_postgres_records_its_analyser_and_a_copy_recuts_the_words(
         url = postgres_cluster.fresh_url()
         with PostgresChunkStore(url) as target:
             copy_docstore(source, target, info_keys=("lexical_analyser",))
-            assert target.get_info("lexical_analyser") == SUDACHI  # its own, not the copied one
+            assert target.get_info("lexical_analyser") == SUDACHI_PARTS  # its own, not the copied one
             assert next(h.chunk_id for h in target.lexical_search("ルーターを再起動", 3)) == "router"
             terms = dict(target._rows("SELECT chunk_id, terms FROM lexical"))
         assert "再起動" in terms["router"].split()  # cut again by Sudachi
@@ -162,3 +169,48 @@ def test_postgres_records_its_analyser_and_a_copy_recuts_the_words(
         assert fresh.get_info("lexical_analyser") == BIGRAMS
         fresh.replace_source("manual.md", [chunk("router", ROUTER), chunk("printer", PRINTER)])
         assert next(h.chunk_id for h in fresh.lexical_search("用紙サイズ", 3)) == "printer"
+
+
+# ----- katakana compounds the dictionary does not know ---------------------------------------------
+
+# A backup tool's and a fleet manager's terms, not the HoloLens pages': Sudachi knows
+# バックアップ, スケジューラ, ポリシー and ジオフェンシング... as words, not these compounds.
+SCHEDULER = "バックアップスケジューラを再起動します。"
+SCHEDULER_SPACED = "バックアップ スケジューラの再起動方法"
+GEOFENCE = "ジオフェンシングポリシーを割り当てます。"
+
+
+def test_a_compound_and_its_spaced_spelling_share_their_words() -> None:
+    joined = lexical_terms(SCHEDULER, SUDACHI_PARTS)
+    spaced = lexical_terms(SCHEDULER_SPACED, SUDACHI_PARTS)
+    # The compound, then its words.
+    assert joined[:3] == ["バックアップスケジューラ", "バックアップ", "スケジューラ"]
+    assert {"バックアップ", "スケジューラ", "再起動"} <= set(joined) & set(spaced)
+    geofence = lexical_terms(GEOFENCE, SUDACHI_PARTS)
+    assert geofence[:3] == ["ジオフェンシングポリシー", "ジオフェンシング", "ポリシー"]
+    # Before: the compound alone, nothing shared with the spaced spelling but the verb.
+    before = set(lexical_terms(SCHEDULER, SUDACHI)) & set(lexical_terms(SCHEDULER_SPACED, SUDACHI))
+    assert before == {"再起動"}
+
+
+def test_no_fragment_is_made_a_word() -> None:
+    # Parts are four characters or more: 「コネクテッド」 keeps its 「テッド」, and a compound
+    # no known word ends stays whole.
+    assert lexical_terms("クラウドコネクテッドモード", SUDACHI_PARTS)[0] == "クラウドコネクテッドモード"
+    for term in lexical_terms("クラウドコネクテッドモード", SUDACHI_PARTS):
+        assert len(term) >= 4
+    assert lexical_terms("ホゲフガピヨモゲラ", SUDACHI_PARTS) == lexical_terms("ホゲフガピヨモゲラ", SUDACHI)
+
+
+def test_a_spaced_question_finds_the_compound_in_a_new_index_only(tmp_path: Path) -> None:
+    # A new index cuts compounds; one made before keeps cutting its questions as it did.
+    for analyser, found in ((SUDACHI_PARTS, ["scheduler"]), (SUDACHI, [])):
+        path = tmp_path / f"{analyser}.sqlite"
+        with sqlite3.connect(path) as conn:
+            conn.execute("CREATE TABLE info (key TEXT PRIMARY KEY, value TEXT)")
+            conn.execute("INSERT INTO info VALUES ('lexical_analyser', ?)", (f'"{analyser}"',))
+        with ChunkStore(path) as store:
+            assert store.get_info("lexical_analyser") == analyser
+            store.put([chunk("scheduler", SCHEDULER), chunk("router", ROUTER)])
+            hits = [h.chunk_id for h in store.lexical_search("スケジューラ", 3)]
+        assert hits == found

@@ -11,8 +11,8 @@ Without SudachiPy (the ``ja`` extra) Japanese falls back to character rules that
 dictionary: content words are runs of kanji and katakana (登録画面, ダッシュボード), and
 index terms are the overlapping character bigrams of those runs, the usual lexical
 fallback for Japanese (Lucene's CJK analyser does the same). Which analyser made an
-index's words is recorded with the index (:data:`SUDACHI` or :data:`BIGRAMS`), so
-questions are cut the way its chunks were.
+index's words is recorded with the index (:data:`SUDACHI_PARTS`, :data:`SUDACHI` for
+indexes made before it, or :data:`BIGRAMS`), so questions are cut the way its chunks were.
 
 Two kinds of words are made here. *Content words* (:func:`english_content_words`,
 :func:`japanese_content_words`) are what the keyword representation ranks; *index
@@ -34,11 +34,14 @@ from typing import Any
 
 import snowballstemmer
 
+from procedure_rag._language.katakana import KATAKANA_COMPOUND, katakana_parts
+
 __all__ = [
     "BIGRAMS",
     "ENGLISH_STOPWORDS",
     "IMPERATIVE_VERBS",
     "SUDACHI",
+    "SUDACHI_PARTS",
     "default_analyser",
     "english_content_words",
     "japanese_content_words",
@@ -49,11 +52,16 @@ __all__ = [
 
 _LOG = logging.getLogger("procedure_rag")
 
-#: Index terms of Japanese text from SudachiPy (split mode C, normalised forms).
+#: Index terms of Japanese text from SudachiPy (split mode C, normalised forms), and the
+#: known words inside a katakana compound the dictionary does not know
+#: (:func:`~procedure_rag._language.katakana.katakana_parts`): what a new index records.
+SUDACHI_PARTS = "sudachi+katakana-parts"
+#: Index terms from SudachiPy alone (split mode C, normalised forms): indexes made before
+#: :data:`SUDACHI_PARTS` keep cutting their questions so.
 SUDACHI = "sudachi"
 #: Index terms of Japanese text as character bigrams of its kanji and katakana runs.
 BIGRAMS = "bigrams"
-_ANALYSERS = (SUDACHI, BIGRAMS)
+_ANALYSERS = (SUDACHI_PARTS, SUDACHI, BIGRAMS)
 
 ENGLISH_STOPWORDS = frozenset(
     """
@@ -171,8 +179,12 @@ def japanese_morphology() -> bool:
 
 
 def default_analyser() -> str:
-    """The analyser a new lexical index records: :data:`SUDACHI` when installed, else :data:`BIGRAMS`."""
-    return SUDACHI if japanese_morphology() else BIGRAMS
+    """The analyser a new lexical index records.
+
+    :data:`SUDACHI_PARTS` where SudachiPy and its core dictionary (the ``ja`` extra) are
+    installed, else :data:`BIGRAMS`.
+    """
+    return SUDACHI_PARTS if japanese_morphology() else BIGRAMS
 
 
 @functools.cache
@@ -252,12 +264,15 @@ def lexical_terms(text: str, analyser: str | None = None) -> list[str]:
     words, numbers and codes are lower-cased, English stopwords dropped and plain words
     cut to their Snowball stems. Japanese words depend on ``analyser``, the one the index
     records (:func:`default_analyser` when ``None``): with :data:`SUDACHI` nouns, verbs
-    and adjectives in their normalised form; with :data:`BIGRAMS` the overlapping
+    and adjectives in their normalised form; with :data:`SUDACHI_PARTS` those, and after
+    a katakana compound the dictionary does not know the known words in it
+    (「プロビジョニングパッケージ」 also as 「プロビジョニング」 and 「パッケージ」, the words
+    the same compound written with a space gives); with :data:`BIGRAMS` the overlapping
     character pairs of each kanji and katakana run (a one-character run is its character).
 
     Raises:
         ValueError: For an unknown analyser.
-        ImportError: For Japanese text under :data:`SUDACHI` when SudachiPy is not installed.
+        ImportError: For Japanese text under a Sudachi analyser when SudachiPy is not installed.
     """
     if analyser is None:
         analyser = default_analyser()
@@ -284,10 +299,23 @@ def lexical_terms(text: str, analyser: str | None = None) -> list[str]:
             "pip install 'procedure-rag[ja]' (or build the index again without it)"
         )
         raise ImportError(msg)
+    parts = analyser == SUDACHI_PARTS
     for morpheme in japanese_tokenizer().tokenize(text):
         if not _HAS_JA_TERM.search(morpheme.surface()):
             continue  # Latin words and numbers were taken above
         pos = morpheme.part_of_speech()
         if pos[0] in _JA_TERM_POS and pos[1] not in _JA_TERM_SKIP_POS2:
-            out.append(morpheme.normalized_form())
+            form = morpheme.normalized_form()
+            out.append(form)
+            if parts and morpheme.is_oov() and KATAKANA_COMPOUND.fullmatch(form):
+                out.extend(katakana_parts(form, _known_form))
     return out
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _known_form(text: str) -> str | None:
+    """The normalised form of ``text`` when the dictionary has it as one word, else ``None``."""
+    morphemes = list(japanese_tokenizer().tokenize(text))
+    if len(morphemes) != 1 or morphemes[0].is_oov():
+        return None
+    return str(morphemes[0].normalized_form())
