@@ -382,7 +382,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
     parser.add_argument("--langs", nargs="+", choices=LANGS, default=list(LANGS))
     args = parser.parse_args(argv)
-    made = ensure(args.out, pages=args.pages, variants=args.variants, langs=args.langs)
+    # Chromium is handed file URIs, which need absolute paths.
+    made = ensure(args.out.resolve(), pages=args.pages.resolve(), variants=args.variants, langs=args.langs)
     print(f"{len(made)} files under {args.out}")
 
 

@@ -169,3 +169,256 @@ def test_a_title_over_steps_after_a_bullet_list_is_a_heading() -> None:
     els = read(text)
     assert headings(els) == ["Scheduling the backup"]
     assert [e.number for e in els if e.kind is K.LIST_ITEM][-2:] == ["1.", "2."]
+
+
+def test_a_japanese_title_may_open_with_a_lowercase_command_name() -> None:
+    # A title naming a script or command over its body, as Japanese manuals write them.
+    text = (
+        "バックアップは毎晩自動で実行されます。\n\n"
+        "restore_db.sh を使ってデータベースを戻す\n"
+        "復元には restore_db.sh を実行します。引数にはバックアップファイルのパスを指定します。"
+        "実行中はサービスを停止しておいてください。\n"
+    )
+    assert headings(read(text)) == ["restore_db.sh を使ってデータベースを戻す"]
+
+
+def test_a_lowercase_latin_line_without_japanese_is_no_title() -> None:
+    text = (
+        "バックアップは毎晩自動で実行されます。\n\n"
+        "restore_db.sh --target backup\n"
+        "復元には restore_db.sh を実行します。引数にはバックアップファイルのパスを指定します。"
+        "実行中はサービスを停止しておいてください。\n"
+    )
+    assert headings(read(text)) == []
+
+
+def test_a_japanese_table_header_row_over_a_long_row_is_no_title() -> None:
+    # pypdf gives a table's header row as one line, its cells apart by a space; kanji on
+    # both sides of that space make no Japanese title.
+    text = (
+        "ジョブの設定画面で次の値を入力します。\n"
+        "設定名 入力する値\n"
+        "ジョブ名 ジョブを識別するための任意の名前、一覧画面と実行履歴に表示されます\n"
+        "実行間隔 分単位で指定します\n"
+    )
+    assert headings(read(text)) == []
+    # A title spaced beside Latin text or between katakana words stays a title.
+    titled = text.replace("設定名 入力する値\n", "\nジョブ スケジューラの設定\n")
+    assert headings(read(titled))[:1] == ["ジョブ スケジューラの設定"]
+
+
+def test_what_an_items_colon_introduces_stays_in_the_item() -> None:
+    # Page text has no indentation: the command under "run the following command:" is
+    # level with the items, and still the step's.
+    text = (
+        "Restore the database from the nightly copy.\n"
+        "1. Stop the agent service.\n"
+        "2. From an administrator command prompt, run the following command:\n"
+        'C:\\Tools>restore-db --from "D:\\Backups\\nightly" --target main --verify\n'
+        "Start the agent again once the command has finished without errors.\n"
+    )
+    els = read(text)
+    items = [e for e in els if e.kind is K.LIST_ITEM]
+    command = next(e for e in els if e.text.startswith("C:"))
+    assert command.parent_id == items[1].element_id
+    # Without the colon, a paragraph level with the items after the last one is outside the list.
+    plain = read(text.replace("run the following command:", "run the restore command."))
+    assert next(e for e in plain if e.text.startswith("C:")).parent_id is None
+
+
+def test_a_japanese_item_naming_what_follows_keeps_it() -> None:
+    # 「次のコマンドを実行します。」 announces the command under it, wrapped over two lines.
+    text = (
+        "バックアップから復元します。\n"
+        "1. エージェントのサービスを停止します。\n"
+        "2. 管理者のコマンド プロンプトを開き、次のコマンドを実行しま\n"
+        "す。\n"
+        'C:\\Tools>restore-db --from "D:\\Backups\\nightly" --verify\n'
+        "コマンドが終わったら、エージェントを再び起動します。\n"
+    )
+    els = read(text)
+    items = [e for e in els if e.kind is K.LIST_ITEM]
+    assert next(e for e in els if e.text.startswith("C:")).parent_id == items[1].element_id
+
+
+def test_two_spaces_after_a_sentence_are_no_table_cells() -> None:
+    # Chromium's Japanese page text puts two spaces after 「。」 inside a paragraph; two such
+    # lines under each other are no table.
+    text = (
+        "このコード例のバージョン番号は、現在のバー\n"
+        "ジョンと一致しない場合があります。  例とは異なるダウンロ\n"
+        "ード場所を選択した可能性もあります。  必要に応じてコマン\n"
+        "ドを変更します。\n"
+    )
+    assert K.TABLE not in [e.kind for e in read(text)]
+    rows = "ジョブ名  ジョブを識別する名前\n実行間隔  分単位の数値\n再試行数  失敗したときの回数\n"
+    assert [e.kind for e in read(rows)] == [K.TABLE]
+
+
+def test_a_japanese_note_wrapped_narrower_than_the_body_stays_whole() -> None:
+    # A note box wraps narrower than the body: its lines stop inside words (「バー」「ジョン」),
+    # which no writer breaks.
+    body = "バックアップ エージェントは毎晩データベースのファイルを保存先のストレージにコピーします。\n"
+    note = (
+        "注意 このコマンド例のバージョン番号は、現在のバー\n"
+        "ジョンと一致しない場合があります。必要に応じてコマ\n"
+        "ンドを変更します。\n"
+    )
+    els = read(body + note + body)
+    notes = [e for e in els if e.admonition]
+    assert len(notes) == 1
+    assert notes[0].text.endswith("必要に応じてコマンドを変更します。")
+    # A line that ends a word is still read by its width: a short title stays a line of its own.
+    titled = read(body + "\nエージェントの設定\n" + body)
+    assert "エージェントの設定" in [e.text for e in titled]
+
+
+# ----- a document's title, after its running header ------------------------------------------
+# A loader's page text of a printed manual: the running header opens every page, then the
+# document's title, at once a sub-heading and its body. Nothing but the header comes before
+# the title: the start of the text sets it apart as a blank line would.
+BACKUP_PAGES = (
+    "Contoso Backup administration guide\n"
+    "Back up the order database\n"
+    "Overview\n" + INTRO + "Before you begin\n"
+    "1. Sign in to the backup console as an operator.\n"
+    "2. Check that the storage account has room for one more copy.\n"
+    "Page 1\f"
+    "Contoso Backup administration guide\n"
+    "Schedule the copy\n"
+    "1. Open the agent's settings.\n2. Set the start time to 01:00.\n" + BODY + "Page 2\f"
+    "Contoso Backup administration guide\n"
+    "Restore a copy\n"
+    "1. Stop the agent.\n2. Copy the files back.\n3. Start the agent.\n"
+    "Page 3"
+)
+BACKUP_PAGES_JA = (
+    "Contoso Backup 管理ガイド\n"
+    "受注データベースをバックアップする\n"
+    "概要\n"
+    "バックアップ エージェントは毎晩、データベースのファイルをストレージ アカウントに\n"
+    "コピーします。スケジュールを変える前に、復元ジョブが動いていないことを確かめて\n"
+    "ください。動いているジョブはファイルをロックします。\n"
+    "事前の準備\n"
+    "1. バックアップ コンソールにオペレーターとしてサインインします。\n"
+    "2. ストレージ アカウントにもう 1 つコピーを置く空きがあることを確かめます。\n"
+    "1 ページ\f"
+    "Contoso Backup 管理ガイド\n"
+    "コピーのスケジュールを設定する\n"
+    "1. エージェントの設定を開きます。\n2. 開始時刻を 01:00 にします。\n"
+    "2 ページ\f"
+    "Contoso Backup 管理ガイド\n"
+    "コピーを復元する\n"
+    "1. エージェントを止めます。\n2. ファイルを元の場所にコピーします。\n3. エージェントを開始します。\n"
+    "3 ページ"
+)
+
+
+def heading_levels(elements: list[LayoutElement]) -> list[tuple[str, int | None]]:
+    return [(e.text, e.level) for e in elements if e.kind is K.SECTION_HEADER]
+
+
+def test_the_title_after_a_running_header_is_over_the_sections() -> None:
+    els = read(BACKUP_PAGES)
+    assert [e.text for e in els if e.kind is K.PAGE_HEADER] == ["Contoso Backup administration guide"] * 3
+    levels = heading_levels(els)
+    assert levels[0] == ("Back up the order database", 1)
+    assert levels[1:] == [
+        ("Overview", 2),
+        ("Before you begin", 2),
+        ("Schedule the copy", 2),
+        ("Restore a copy", 2),
+    ]
+
+
+def test_the_title_after_a_running_header_is_over_the_sections_in_japanese() -> None:
+    levels = heading_levels(read(BACKUP_PAGES_JA))
+    assert levels[0] == ("受注データベースをバックアップする", 1)
+    assert levels[1:] == [
+        ("概要", 2),
+        ("事前の準備", 2),
+        ("コピーのスケジュールを設定する", 2),
+        ("コピーを復元する", 2),
+    ]
+
+
+def test_a_title_pair_after_text_still_needs_a_blank_line() -> None:
+    # Past the opening, two title-like lines after a sentence are no title and sub-heading
+    # unless a blank line sets them apart: here they are a paragraph's lines.
+    text = INTRO + "Storage Account Settings\nRetention Policy\n" + BODY
+    assert headings(read(text)) == []
+
+
+# ----- a title over a bulleted list ------------------------------------------------------------
+
+
+def test_a_title_over_a_list_of_sentences_is_a_heading() -> None:
+    text = (
+        INTRO + "Known limitations\n"
+        "• The agent skips files that another process holds open, and logs\n"
+        "their names.\n"
+        "• A copy of more than 2 TB is split into parts of 2 TB each.\n" + BODY
+    )
+    els = read(text)
+    assert headings(els) == ["Known limitations"]
+    assert [e.kind for e in els[2:4]] == [K.LIST_ITEM, K.LIST_ITEM]
+
+
+def test_a_title_over_a_list_of_sentences_is_a_heading_in_japanese() -> None:
+    text = (
+        "バックアップ エージェントは毎晩、データベースのファイルをコピーします。\n"
+        "既知の制限事項\n"
+        "• ほかのプロセスが開いているファイルはコピーされず、その名前がログに残ります。\n"
+        "• 2 TB を超えるコピーは 2 TB ごとに分けられます。\n"
+    )
+    assert headings(read(text)) == ["既知の制限事項"]
+
+
+def test_a_line_over_short_bulleted_labels_is_no_heading() -> None:
+    # A column of short labels under a short line is a list and its label, not a section.
+    text = INTRO + "Supported storage\n• Azure Blob\n• Amazon S3\n• Local disk\n" + BODY
+    assert headings(read(text)) == []
+
+
+def test_a_line_after_an_unfinished_sentence_over_bullets_is_no_heading() -> None:
+    text = (
+        "The agent copies the files to one of\n"
+        "The Storage Accounts Below\n"
+        "• A storage account in the same region as the database.\n"
+    )
+    assert headings(read(text)) == []
+
+
+# ----- a title wrapped over two lines ----------------------------------------------------------
+
+
+def test_a_title_wrapped_over_two_lines_is_one_heading() -> None:
+    # A title set larger than the body wraps sooner: its last word goes on alone.
+    text = INTRO + "Move the backup storage to another region after\nmigration\n" + BODY
+    els = read(text)
+    assert headings(els) == ["Move the backup storage to another region after migration"]
+    assert els[1].span is not None
+    assert text[els[1].span.start : els[1].span.end].endswith("after\nmigration")
+
+
+def test_a_japanese_title_wrapped_inside_a_latin_word_is_one_heading() -> None:
+    text = (
+        "バックアップ エージェントは毎晩、データベースのファイルをコピーします。\n"
+        "移行後にバックアップのストレージを別のリージョンの Azur\n"
+        "e へ移す\n"
+        "移行が終わったら、バックアップのストレージを新しいリージョンに作り直します。"
+        "古いストレージは 30 日間残します。\n"
+    )
+    assert headings(read(text)) == ["移行後にバックアップのストレージを別のリージョンの Azure へ移す"]
+
+
+def test_a_paragraph_whose_last_word_wrapped_is_no_title() -> None:
+    # The first line ends a sentence's clause, not a title: the pair is a paragraph's end.
+    text = INTRO + "Copies that are older than thirty days are removed, and so\nare their logs.\n" + BODY
+    assert headings(read(text)) == []
+
+
+def test_a_latin_word_a_japanese_line_broke_is_joined() -> None:
+    text = "設定アプリで [更新とセキュリティ] を選び、Win\ndows Update を開きます。\n"
+    (el,) = read(text)
+    assert el.text == "設定アプリで [更新とセキュリティ] を選び、Windows Update を開きます。"

@@ -34,6 +34,7 @@ from procedure_rag._core_api import (
     DEFAULT_MAX_INPUT_CHARS,
     DEFAULT_MAX_JSON_DEPTH,
     DocumentChunk,
+    RunningLineMemory,
     SourceIds,
     TiktokenCount,
     iter_document_chunks,
@@ -300,6 +301,7 @@ class ProcedureTextSplitter(TextSplitter):
 
     def _iter_documents(self, pairs: Iterable[tuple[str, Mapping[str, Any]]]) -> Iterator[Document]:
         sources = SourceIds()
+        running = RunningLineMemory()
         for group in iter_record_groups(pairs, metadata=lambda pair: pair[1]):
             source = group.source if group.kind != "text" else group.metadata.get("source")
             chunks = iter_document_chunks(
@@ -308,6 +310,7 @@ class ProcedureTextSplitter(TextSplitter):
                 group.items,
                 metadata=group.metadata,
                 source_id=sources(None if source is None else str(source), [text for text, _ in group.items]),
+                running=running,
             )
             for part in chunks:
                 # A new dict, the input's values deep-copied (as LangChain's splitters do).

@@ -35,6 +35,7 @@ from procedure_rag._core_api import (
     DEFAULT_MAX_JSON_DEPTH,
     DocumentChunk,
     RecordGroup,
+    RunningLineMemory,
     SourceIds,
     iter_document_chunks,
     iter_record_groups,
@@ -277,8 +278,9 @@ class ProcedureNodeParser(NodeParser):
         parsed: list[BaseNode] = []
         items = get_tqdm_iterable(nodes, show_progress, "Parsing nodes")
         sources = SourceIds()
+        running = RunningLineMemory()
         for group in iter_record_groups(items, metadata=lambda node: node.metadata):
-            parsed.extend(self._nodes_of(group, sources))
+            parsed.extend(self._nodes_of(group, sources, running))
         return parsed
 
     def _postprocess_parsed_nodes(
@@ -290,10 +292,13 @@ class ProcedureNodeParser(NodeParser):
         # link children to parents. Everything is already in place.
         return nodes
 
-    def _nodes_of(self, group: RecordGroup[BaseNode], sources: SourceIds) -> list[TextNode]:
+    def _nodes_of(
+        self, group: RecordGroup[BaseNode], sources: SourceIds, running: RunningLineMemory
+    ) -> list[TextNode]:
         """Return the nodes of one input node (or run of element or page nodes), relationships set.
 
-        ``sources`` gives the group its source id, unique per position in the input list.
+        ``sources`` gives the group its source id, unique per position in the input list;
+        ``running`` the running lines of the list's page runs so far.
         """
         documents = [
             (n.get_content(), _element_metadata(n) if group.kind == "elements" else n.metadata)
@@ -306,6 +311,7 @@ class ProcedureNodeParser(NodeParser):
             documents,
             metadata=group.metadata,
             source_id=sources(named, [text for text, _ in documents]),
+            running=running,
         )
         # Each chunk is let go once its node is built; only its place in the tree is kept.
         built: dict[str, TextNode] = {}

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from procedure_rag._chunking.framework_documents import (
         DocumentChunk,
         RecordGroup,
+        RunningLineMemory,
         SourceIds,
         iter_document_chunks,
         iter_record_groups,
@@ -97,6 +98,7 @@ _EXPORTS = {
     "cosine_from_relevance": "procedure_rag._chroma.queries",
     "DocumentChunk": "procedure_rag._chunking.framework_documents",
     "RecordGroup": "procedure_rag._chunking.framework_documents",
+    "RunningLineMemory": "procedure_rag._chunking.framework_documents",
     "SourceIds": "procedure_rag._chunking.framework_documents",
     "iter_document_chunks": "procedure_rag._chunking.framework_documents",
     "iter_record_groups": "procedure_rag._chunking.framework_documents",
@@ -175,6 +177,7 @@ __all__ = [
     "Rescore",
     "RetrievalOptions",
     "Retrieved",
+    "RunningLineMemory",
     "Search",
     "SourceIds",
     "StoredChunk",

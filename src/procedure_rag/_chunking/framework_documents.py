@@ -22,13 +22,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeGuard, TypeVar
 
 from procedure_rag._chunking.chunker import validate_text
 from procedure_rag._language.lexicons import detect_language
+from procedure_rag._readers.furniture_rules import shape
 from procedure_rag._readers.registry import (
     EXTRACTED_SUFFIXES,
     FILE_FORMATS,
@@ -41,17 +42,27 @@ from procedure_rag._readers.registry import (
     iter_text,
 )
 from procedure_rag._readers.unstructured import ELEMENT_METADATA_KEYS, is_element_metadata, iter_records
+from procedure_rag._types import ElementKind
 
 if TYPE_CHECKING:
     from procedure_rag._chunking.chunker import ProcedureChunker
     from procedure_rag._types import Chunk, LayoutElement
 
-__all__ = ["DocumentChunk", "GroupKind", "RecordGroup", "iter_document_chunks", "iter_record_groups"]
+__all__ = [
+    "DocumentChunk",
+    "GroupKind",
+    "RecordGroup",
+    "RunningLineMemory",
+    "iter_document_chunks",
+    "iter_record_groups",
+]
 
 _T = TypeVar("_T")
 
 #: Metadata keys naming the file a document came from, in order of preference.
 _SOURCE_KEYS = ("source", "file_path", "filename")
+#: The page edge a running line of each kind sits at.
+_EDGES = {ElementKind.PAGE_HEADER: "top", ElementKind.PAGE_FOOTER: "bottom"}
 
 #: How a group's documents are read: Unstructured elements of one file, pages of one
 #: file, or one whole text.
@@ -251,6 +262,7 @@ def iter_document_chunks(
     *,
     metadata: Mapping[str, Any],
     source_id: str | None,
+    running: RunningLineMemory | None = None,
 ) -> Iterator[DocumentChunk]:
     """Yield the chunks of one group of framework documents (see :func:`iter_record_groups`).
 
@@ -268,6 +280,8 @@ def iter_document_chunks(
         documents: ``(text, metadata)`` of the group's documents, in the group's order.
         metadata: The group's shared metadata (:attr:`RecordGroup.metadata`).
         source_id: Id of the source; ``None`` hashes the texts.
+        running: The running lines earlier page runs of the same input showed: a page
+            run's are dropped at its pages' edges too, and it adds its own.
 
     Raises:
         ValueError: For unusable text or records (:class:`ReaderError` names the record),
@@ -275,7 +289,7 @@ def iter_document_chunks(
             counts the characters of all its documents).
     """
     if kind == "pages":
-        yield from _page_chunks(chunker, documents, source_id=source_id)
+        yield from _page_chunks(chunker, documents, source_id=source_id, running=running)
         return
     if kind == "elements":
         check_size(sum(len(text) for text, _ in documents), chunker.options.max_input_chars)
@@ -299,6 +313,31 @@ def iter_document_chunks(
     verbatim = text if fmt in TEXT_FORMATS else None
     for chunk in chunks:
         yield _whole(chunk, metadata, verbatim)
+
+
+class RunningLineMemory:
+    """Running headers and footers of the page runs of one input list, group after group.
+
+    A document of one page shows no repetition, so its running header (「HoloLens 2
+    operations guide」 over every page of a site's exported pages) reads as its title.
+    One instance serves one input list: each page run adds the shapes of the running
+    lines its reader found, ``(edge, line with digits as #)``, and later runs take a
+    line of such a shape at that edge of a page as running too. Only what came before
+    counts, so a list and its lazy twin read alike.
+    """
+
+    _MAX = 64  # shapes kept: a list's running lines are few; the first ones stay
+
+    def __init__(self) -> None:
+        self.shapes: frozenset[tuple[str, str]] = frozenset()
+
+    def watch(self, elements: Iterable[LayoutElement]) -> Iterator[LayoutElement]:
+        """Yield ``elements``, remembering the shapes of the running lines among them."""
+        for el in elements:
+            edge = _EDGES.get(el.kind)
+            if edge is not None and len(self.shapes) < self._MAX:
+                self.shapes |= {(edge, shape(el.text))}
+            yield el
 
 
 class SourceIds:
@@ -363,12 +402,18 @@ def _whole(chunk: Chunk, metadata: Mapping[str, Any], text: str | None = None) -
 
 
 def _page_chunks(
-    chunker: ProcedureChunker, documents: Sequence[tuple[str, Mapping[str, Any]]], *, source_id: str | None
+    chunker: ProcedureChunker,
+    documents: Sequence[tuple[str, Mapping[str, Any]]],
+    *,
+    source_id: str | None,
+    running: RunningLineMemory | None,
 ) -> Iterator[DocumentChunk]:
     """The chunks of a run of pages, read as one text: the pages joined by form feeds."""
     metas = [meta for _, meta in documents]
     paged = PagedText.join([text for text, _ in documents], _page_numbers(metas))
     options = chunker.options.reader_options
+    if running is not None and running.shapes:
+        options = replace(options, batch_running_lines=running.shapes)
     fmt = _text_of_files(_named_format(chunker, metas[0])) or detect_text_format(
         paged.text, suffix=_suffix(metas[0])
     )
@@ -378,7 +423,7 @@ def _page_chunks(
         chunker,
         paged.text,
         source_id,
-        lambda sid: iter_paged_text(paged, source_id=sid, fmt=fmt, options=options),
+        lambda sid: _watched(running, iter_paged_text(paged, source_id=sid, fmt=fmt, options=options)),
     )
     for chunk in chunks:
         spans = chunk.source_spans
@@ -400,6 +445,10 @@ def _page_chunks(
             paged.text[own[0] : own[1]],
             own[0] - paged.starts[own_first] if own_first == first else None,
         )
+
+
+def _watched(running: RunningLineMemory | None, elements: Iterable[LayoutElement]) -> Iterable[LayoutElement]:
+    return elements if running is None else running.watch(elements)
 
 
 def _extracted_chunks(

@@ -146,8 +146,13 @@ class ChunkerOptions:
 
     @property
     def reader_options(self) -> ReaderOptions:
-        """What the readers take of these options (styles, lexicons, limits): each field of the same name."""
-        return ReaderOptions(**{f.name: getattr(self, f.name) for f in fields(ReaderOptions)})
+        """What the readers take of these options (styles, lexicons, limits): each field of the same name.
+
+        The reader options no chunker option names (the running lines of a framework
+        adapter's input) keep their defaults.
+        """
+        named = (f.name for f in fields(ReaderOptions) if hasattr(self, f.name))
+        return ReaderOptions(**{name: getattr(self, name) for name in named})
 
     @property
     def effective_parent_chunk_size(self) -> int:

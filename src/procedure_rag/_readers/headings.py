@@ -30,6 +30,7 @@ from procedure_rag._language.numbering import (
 )
 from procedure_rag._readers.text_lines import (
     CAPTION,
+    CONTINUES_JA,
     CONTINUES_LINE,
     MATCH_PREFIX,
     RULE,
@@ -53,6 +54,13 @@ _LOOKAHEAD = 40  # lines a numbered heading candidate may look ahead
 _MAX_PATH = 8  # labels a menu path under a heading may have
 _STRONG = frozenset({"repeat", "path"})  # evidence that closes a list left open
 _LABEL_PUNCTUATION = frozenset('.,;:!?"“”。、，．：；！？「」『』')
+# Kanji on both sides of a space: cells of a table row in page text (「項目 入力内容」). A
+# Japanese title spaces words only beside Latin text or between katakana words
+# (「Sapphire の利用」, 「デバイス ポータル」).
+_CELL_GAP = re.compile(r"[\u3400-\u9fff][ \u3000]+[\u3400-\u9fff]")
+# A Japanese title may open with a lowercase Latin word: a file, command or product name
+# (「make_CF_signal.py を使ってシグナルを作成」, 「iPhone の設定」).
+_JA_AFTER_WORD = re.compile(r"[a-z][A-Za-z0-9_.\-/]*[ \u3000]?[\u3040-\u30ff\u3400-\u9fff]")
 
 
 def _short_title(s: str, max_width: int) -> bool:
@@ -67,18 +75,24 @@ def _short_title(s: str, max_width: int) -> bool:
     )
 
 
-def _title_like(s: str) -> bool:
+def _title_like(s: str, max_width: int = 60) -> bool:
     """Whether ``s`` may be an unnumbered heading: short, no sentence, no label, no dangling word."""
     first = s[0]
     return (
-        _short_title(s, 60)
+        _short_title(s, max_width)
         and ":" not in s
         and "：" not in s
         and not ends_with_connector(s)
         and len(s.split()) <= 10
         and sum(c.isalpha() for c in s) >= 2
-        and (first.isupper() or first.isdigit() or (is_cjk(first) and first not in "（、。・〜"))
+        and (
+            first.isupper()
+            or first.isdigit()
+            or (is_cjk(first) and first not in "（、。・〜")
+            or _JA_AFTER_WORD.match(s) is not None
+        )
         and CAPTION.match(s) is None
+        and _CELL_GAP.search(s) is None
     )
 
 
@@ -113,6 +127,7 @@ class HeadingRules(ABC):
     heading_levels: dict[str, int]
     last_level: int
     block_inferred: bool
+    opening: bool
 
     # ----- what the reader provides ----------------------------------------------------------
     @abstractmethod
@@ -295,9 +310,13 @@ class HeadingRules(ABC):
         if not self.closed_before(line):
             return False
         s = self.s(line)
-        if not _title_like(s):
+        rest = self.wrapped_title(line, s)
+        if rest is None and not _title_like(s):
             return False
-        evidence = self.evidence(line, 0, display_width(s, 61), chain=True)
+        if rest is not None:
+            evidence = self.evidence(line, 1, display_width(s, 61), chain=False)
+        else:
+            evidence = self.evidence(line, 0, display_width(s, 61), chain=True)
         if evidence is None:
             return False
         # Under an open list: a line after one the writer broke off, by the item's own width,
@@ -307,24 +326,56 @@ class HeadingRules(ABC):
         # list open, strong evidence: a repeated title or a title over a menu path.
         if (
             self.stack
-            and not (self.broke_off(line) and line.indent <= self.stack[0].indent)
-            and evidence != "steps"
+            and not (self.broke_off(line) and line.indent <= self.stack[0].indent + 1)
+            and evidence not in ("steps", "bullets")
             and not (self.pending and evidence in _STRONG and line.indent <= self.pending[0].first.indent)
         ):
             return False
         style, level = self.inferred_level(line)
-        repeat = self.take() if evidence == "repeat" else None
+        repeat = self.take() if evidence == "repeat" or rest is not None else None
         self.heading(line, line, rest=0, number="", level=level, style=style, last=repeat)
+        if rest is not None:
+            self.queue[-1].pieces.append((rest.body, rest.end))
         self.queue[-1].hints += (("inferred", "true"), ("inferred_by", evidence))
         if evidence == "path":
             self.ui_path()
         return True
 
+    def wrapped_title(self, line: Line, s: str) -> Line | None:
+        """The second line of a title the print wrapped over two lines, if ``line`` opens one.
+
+        A title set larger than the body wraps sooner: its last word, or the end of a
+        Japanese word, goes on alone on the next line ("…to HoloLens after" / "setup",
+        「…削除HoloLen」「sする」). That line goes on from ``line`` (lower case, a particle
+        or small kana), is less than half as wide, ends no sentence, and the title they
+        make together is title-like.
+        """
+        nxt = self.peek(0)
+        if nxt is None or nxt.blank_before or self.pages.apart(nxt.body) or self.marker(nxt) is not None:
+            return None
+        s2 = self.s(nxt)
+        if not (s2[0].islower() or s2[0] in CONTINUES_JA) or ends_sentence(s2):
+            return None
+        if display_width(s2, 61) * 2 > display_width(s, 121):
+            return None
+        joiner = "" if is_cjk(s[-1]) or is_cjk(s2[0]) or not s.isascii() else " "
+        return nxt if _title_like(s + joiner + s2, 100) else None
+
+    def set_apart(self, line: Line) -> bool:
+        """Whether a blank line, or the start of a whole text, is before ``line``.
+
+        A running header is no text: the first line under it, before anything else, opens
+        the text as the first line of a text without one does.
+        """
+        return line.blank_before or (self.whole and self.opening)
+
     def inferred_level(self, line: Line) -> tuple[str, int]:
         """``(style, level)`` of an inferred heading."""
         block = self.heading_levels.get("inferred")
-        sub = block is not None and self.block_inferred and not line.blank_before
-        self.block_inferred = self.block_inferred or line.blank_before
+        # A page break is no gap here: a page may break anywhere in a section.
+        apart = self.set_apart(line) and not line.page_top
+        sub = block is not None and self.block_inferred and not apart
+        self.block_inferred = self.block_inferred or apart
         if block is None:
             return "inferred", self.last_level + 1
         # PDF text keeps a blank line before a section title but not before the
@@ -342,6 +393,7 @@ class HeadingRules(ABC):
         * ``"body"``: a longer paragraph follows straight away;
         * ``"steps"``: the first step of a numbered procedure follows (a new list, or one
           that starts over), the line before the title ending a sentence;
+        * ``"bullets"``: a new bulleted list of sentences follows, on the same terms;
         * ``"heading"``: a blank line sets it apart and the next line is a heading by
           one of the rules above (a section title right above its first sub-heading).
         """
@@ -360,12 +412,12 @@ class HeadingRules(ABC):
             return "path"
         if self.body_follows(width, k, lead=line.blank_before):
             return "body"
-        if self.steps_follow(nxt):
-            return "steps"
+        if (kind := self.list_follows(nxt)) is not None:
+            return kind
         s = self.s(nxt)
         chained = (
             chain
-            and line.blank_before
+            and self.set_apart(line)
             and not nxt.blank_before
             and _title_like(s)
             and self.evidence(nxt, k + 1, display_width(s, 61), chain=False) is not None
@@ -390,6 +442,31 @@ class HeadingRules(ABC):
             return False
         # not the open list going on: a new list, one that starts over, or another style
         return not self.stack or self.place(nxt.indent, m.style, 1)[1] != "sibling"
+
+    def list_follows(self, nxt: Line) -> str | None:
+        """``"steps"`` or ``"bullets"`` where such a list opens at ``nxt`` under a title, else ``None``."""
+        if self.steps_follow(nxt):
+            return "steps"
+        return "bullets" if self.bullets_follow(nxt) else None
+
+    def bullets_follow(self, nxt: Line) -> bool:
+        """Whether ``nxt`` opens a bulleted list of sentences under a title after text.
+
+        As for :meth:`steps_follow`, the line before the title ends a sentence, in a whole
+        text, and the list is a new one, not the open list going on; its first item must be
+        a sentence or wrap (a column of short bulleted labels under a short line is a list,
+        not a section).
+        """
+        prev = self.prev_line
+        if not self.whole or prev is None or not ends_sentence(self.tail(prev)):
+            return False
+        m = self.marker(nxt)
+        if m is None or m.ordered:
+            return False
+        # A paragraph after the open list's last item may have ended it (page text shows no indent).
+        return (
+            not self.stack or bool(self.pending) or self.place(nxt.indent, m.style, None)[1] != "sibling"
+        ) and (ends_sentence(item := self.s(nxt)) or display_width(item, 61) > 60)
 
     def repeat_ends(self, title: Line, k: int) -> bool:
         """Whether look-ahead line ``k``, after a title and its repeat, may follow a heading.

@@ -52,6 +52,12 @@ class ReaderOptions:
         include_hidden_sheets: Whether the Excel reader reads hidden sheets too.
         include_hidden_slides: Whether the PowerPoint reader reads hidden slides too.
         include_speaker_notes: Whether the PowerPoint reader reads the slides' speaker notes.
+        batch_running_lines: Running headers and footers found in other page documents of
+            the same input, as ``("top" | "bottom", shape)`` pairs (the line normalised,
+            digits as ``#``: :func:`procedure_rag._readers.furniture_rules.shape`): the
+            plain-text reader takes a line of that shape at that edge of a page as running
+            too, which a one-page document cannot show by repetition. Set by the framework
+            adapters (:mod:`procedure_rag._chunking.framework_documents`), empty otherwise.
     """
 
     step_styles: tuple[StepStyle, ...] = DEFAULT_STEP_STYLES
@@ -63,6 +69,7 @@ class ReaderOptions:
     include_hidden_sheets: bool = False
     include_hidden_slides: bool = False
     include_speaker_notes: bool = True
+    batch_running_lines: frozenset[tuple[str, str]] = frozenset()
 
 
 #: The options a reader uses when it is given none.

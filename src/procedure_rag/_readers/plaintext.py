@@ -75,7 +75,9 @@ from procedure_rag._types import ElementKind, LayoutElement, Span
 
 __all__ = ["iter_plain_text", "iter_plain_text_within", "read_plain_text"]
 
-_CELL_SEP = re.compile(r"\t+|[ \u3000]{2,}")
+# Cells apart by a tab or two spaces; not the spacing after a sentence's end (Chromium's
+# Japanese text puts two spaces after 「。」 inside a paragraph).
+_CELL_SEP = re.compile(r"\t+|(?<![。．！？.!?])[ \u3000]{2,}")
 _CODEISH = re.compile(
     r"[=;{}]|\$ |^\$|^#\s|^>>>|\w\(.*\)|^(?:sudo|cd|pip|npm|git|yum|apt|docker|curl|wget|python|def|class|"
     r"import)\b"
@@ -105,6 +107,13 @@ def _same_table(a: tuple[int, tuple[int, ...], bool], b: tuple[int, tuple[int, .
     return all(abs(x - y) <= 2 for x, y in zip(a[1], b[1], strict=True))
 
 
+# Kana and kanji, no punctuation: a Japanese word's letters.
+_JA_LETTER = re.compile(r"[\u3041-\u3096\u30a1-\u30fa\u30fc\u3400-\u9fff]")
+# The last sentence of a Japanese item that announces what comes next: 「次のコマンドを実行します。」
+_JA_FOLLOWING = re.compile(r"(?:次の|以下の|下記の)[^。！？]{0,24}。$")
+_FURNITURE = frozenset({ElementKind.PAGE_HEADER, ElementKind.PAGE_FOOTER})
+
+
 class _Reader(HeadingRules):
     """One pass over the lines of one text; yields elements in reading order."""
 
@@ -116,13 +125,14 @@ class _Reader(HeadingRules):
         heading_styles: tuple[HeadingStyle, ...],
         *,
         whole: bool = True,
+        batch_running: frozenset[tuple[str, str]] = frozenset(),
     ) -> None:
         self.text = text
         self.whole = whole  # a whole text, not a run inside a file whose headings it shows
         self.source_id = source_id
         self.step_styles = step_styles
         self.heading_styles = heading_styles
-        self.pages = Pages(text)
+        self.pages = Pages(text, batch_running)
         self.lines = iter_lines(text)
         self.ahead: deque[Line] = deque()
         self.queue: deque[Block] = deque()
@@ -139,8 +149,10 @@ class _Reader(HeadingRules):
         self.heading_levels: dict[str, int] = {}
         self.last_level = 0
         self.block_inferred = False  # an inferred heading has come after a blank line
+        self.opening = True  # no block but running headers and footers yet
         self.broke = False  # the writer broke the line before this one (see hard_break)
         self.col = 0  # the widest line of the open block
+        self.item_lead = False  # whether the block closed last is an item ending with a colon
         widths = sorted(display_width(s) for s in text[:200_000].splitlines() if s.strip())
         self.wrap = max(40, widths[len(widths) * 9 // 10] if widths else 0)
         try:
@@ -299,12 +311,22 @@ class _Reader(HeadingRules):
         self.close_cur()
         block = Block(kind, order=self.order, first=line, last=line, pieces=pieces, done=done)
         self.order += 1
+        self.opening = self.opening and kind in _FURNITURE
         self.queue.append(block)
         return block
 
     def close_cur(self) -> None:
-        if self.cur is not None:
-            self.cur.done = True
+        cur = self.cur
+        # An item that ends with a colon introduces what follows it ("run the following command:"),
+        # and so does a Japanese one whose last sentence names what follows (「次のコマンドを実行します。」).
+        if cur is not None and cur.kind is ElementKind.LIST_ITEM:
+            # The item's last characters, across its wrapped lines (「…実行しま」「す。」).
+            tail = "".join(self.text[max(cur.first.body, cur.last.end - 60) : cur.last.end].split())
+            self.item_lead = tail.endswith((":", "：")) or _JA_FOLLOWING.search(tail) is not None
+        else:
+            self.item_lead = False
+        if cur is not None:
+            cur.done = True
             self.cur = None
 
     def eid(self, order: int) -> str:
@@ -360,6 +382,8 @@ class _Reader(HeadingRules):
         n = len(self.stack)
         while n and self.stack[n - 1].indent >= indent:
             n -= 1
+        if self.item_lead and self.stack[-1].indent <= indent:
+            n = len(self.stack)  # what an item's colon introduces is the item's, even level with it
         if n:  # indented under an open item: a block inside that item
             del self.stack[n:]
             block.parent_id = self.stack[-1].element_id
@@ -445,7 +469,13 @@ class _Reader(HeadingRules):
             return False
         if ends_with_connector(tail):
             return True
-        return not self.broke and display_width(self.s(a), self.wrap) * 4 >= self.wrap * 3
+        if self.broke:
+            return False
+        # A Japanese line that stops inside a word (a letter on both sides of the break) was
+        # wrapped, however narrow its box: 「…現在利用可能なバー」「ジョンと一致しない…」.
+        return (
+            _JA_LETTER.match(tail[-1]) is not None and _JA_LETTER.match(first) is not None
+        ) or display_width(self.s(a), self.wrap) * 4 >= self.wrap * 3
 
     def try_continue(self, line: Line) -> bool:
         cur = self.cur
@@ -549,17 +579,24 @@ class _Reader(HeadingRules):
 
 
 def _join_wrapped(text: str, pieces: list[tuple[int, int]]) -> str:
-    """Join hard-wrapped lines: no space between CJK characters, one space otherwise."""
+    """Join hard-wrapped lines: no space beside a CJK character, one space otherwise.
+
+    Nor inside a Latin word that a Japanese line broke (「…以上の Win」「dows デバイス」,
+    「…削除HoloLen」「sする」): Japanese is wrapped by characters, English words too.
+    """
     out: list[str] = []
     last = ""
+    japanese = False  # the line before holds Japanese
     for start, end in pieces:
         seg = text[start:end]
         if not seg:
             continue
-        if out and not (is_cjk(last) or is_cjk(seg[0])):
+        inside_word = japanese and last.isascii() and last.isalpha() and seg[0].isascii() and seg[0].islower()
+        if out and not (is_cjk(last) or is_cjk(seg[0]) or inside_word):
             out.append(" ")
         out.append(seg)
         last = seg[-1]
+        japanese = _JA_LETTER.search(seg) is not None
     return "".join(out)
 
 
@@ -623,7 +660,14 @@ def _elements(text: str, source_id: str, options: ReaderOptions, *, whole: bool)
         return
     # Look-alike glyphs of PDF-extracted text (⽤ for 用), one character for one: spans stay.
     text = same_length_lookalikes(text)
-    yield from _Reader(text, source_id, options.step_styles, options.heading_styles, whole=whole).run()
+    yield from _Reader(
+        text,
+        source_id,
+        options.step_styles,
+        options.heading_styles,
+        whole=whole,
+        batch_running=options.batch_running_lines if whole else frozenset(),
+    ).run()
 
 
 def read_plain_text(

@@ -55,7 +55,10 @@ class RunningLines:
 
 
 def find_running_lines(
-    text: str, pages: Sequence[Sequence[TextLine]], known: Mapping[int, ElementKind]
+    text: str,
+    pages: Sequence[Sequence[TextLine]],
+    known: Mapping[int, ElementKind],
+    batch: frozenset[tuple[str, str]] = frozenset(),
 ) -> RunningLines:
     """Find the running headers and footers of pages of text (see the module docstring).
 
@@ -64,6 +67,8 @@ def find_running_lines(
         pages: Each page's non-blank lines, in order.
         known: Furniture found before (page-number footers): it counts as furniture at an
             edge, and its page keeps the number it printed.
+        batch: ``(edge, shape)`` of running lines other documents of the same input showed:
+            running here at that edge whatever their count (a one-page document's header).
     """
     shapes = [[shape(text[b:e]) if e - b <= _MAX_LINE else "" for b, e in lines] for lines in pages]
     edges: Counter[tuple[str, str]] = Counter()
@@ -76,6 +81,8 @@ def find_running_lines(
     with_text = sum(1 for lines in pages if lines)
 
     def running(where: str, s: str) -> bool:
+        if (where, s) in batch:
+            return True
         count = edges[(where, s)]
         return bool(s) and count >= 2 and 2 * count > with_text and middle[s] <= _AWAY * count
 

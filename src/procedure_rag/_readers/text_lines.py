@@ -122,7 +122,7 @@ class Pages:
         contents: Body offsets of contents lines.
     """
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, batch_running: frozenset[tuple[str, str]] = frozenset()) -> None:
         footers: list[tuple[int, int, int]] = []  # (line end, number, body offset)
         for m in _FOOTER.finditer(text):
             number = next(g for g in m.group("a", "b", "c", "d") if g is not None)
@@ -130,11 +130,11 @@ class Pages:
         self.furniture: dict[int, ElementKind] = {body: ElementKind.PAGE_FOOTER for _, _, body in footers}
         paged = "\f" in text
         cue = has_contents_cue(text)
-        lines = [(line.body, line.end) for line in iter_lines(text)] if paged or cue else []
+        lines = [(line.body, line.end) for line in iter_lines(text)] if paged or cue or batch_running else []
         numbered: list[tuple[int, int]] = [(end, num) for end, num, _ in footers]
         pages = _split_pages(text, lines) if paged else [lines]
-        if paged:  # running lines, and the numbers they print, of the pages between form feeds
-            running = find_running_lines(text, pages, self.furniture)
+        if paged or batch_running:  # running lines, and the numbers they print, of the pages
+            running = find_running_lines(text, pages, self.furniture, batch_running)
             self.furniture.update(running.kinds)
             # A number printed on a page ends that page, as a footer would.
             numbered += [(pages[i][-1][1], num) for i, num in running.printed.items()]
