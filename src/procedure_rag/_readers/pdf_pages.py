@@ -120,6 +120,8 @@ class PageLines:
     ``rules`` are the horizontal lines it draws, at least two fifths of the page wide;
     ``grids`` the tables its lines and boxes draw, whose text fills them as a table's does
     (:mod:`procedure_rag._readers.pdf_grids`); the lines' cells are split at their column borders.
+    ``printed`` is the page number the page prints, once its running lines are found
+    (:mod:`procedure_rag._readers.pdf_furniture`).
     """
 
     number: int
@@ -129,6 +131,7 @@ class PageLines:
     chars: int = 0
     rules: list[Rule] = field(default_factory=list)
     grids: list[Grid] = field(default_factory=list)
+    printed: int | None = None
 
 
 class PdfFile:
