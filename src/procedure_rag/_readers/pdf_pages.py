@@ -400,7 +400,10 @@ def _font_of(
     raw: ModuleType, textpage: object, index: int, tags: dict[int, _Tag], cache: dict[int, _Font]
 ) -> _Font:
     obj = raw.FPDFText_GetTextObject(textpage, index)
-    address = ctypes.cast(obj, ctypes.c_void_p).value or 0
+    # The pointer's value read from its own buffer: ctypes.cast would tie the two objects in
+    # a reference cycle, one per character, left for the garbage collector (a page's worth
+    # of garbage at a time, or more, on top of what reading holds).
+    address = ctypes.c_void_p.from_buffer(obj).value or 0
     font = cache.get(address)
     if font is not None:
         return font
