@@ -5,7 +5,9 @@ page's lines with their font size, weight, box and tag;
 :mod:`procedure_rag._readers.pdf_structure` groups them into blocks and decides
 what each block is from the best evidence the file has (its tag tree, its outline,
 then font statistics); :mod:`procedure_rag._readers.pdf_furniture` finds running
-headers, footers and contents pages. This module writes the blocks out as layout
+headers, footers and contents pages; :mod:`procedure_rag._readers.pdf_passes` lays the
+pages out in passes over them spooled to a temporary file, so memory does not grow with
+the page count. This module writes the blocks out as layout
 elements: headings with their level, list items with their markers and nesting
 (:class:`~procedure_rag._readers.layout_json.ListAssembler`), notes by their label,
 tables as Markdown, captions, and headers and footers (dropped by the chunker by

@@ -22,6 +22,11 @@ blocks by geometry: one font size, no paragraph gap, and a new block at every
 line that starts with a step marker. Tables are the tag tree's, then the grids the
 page's ruling lines and cell boxes draw (:mod:`procedure_rag._readers.pdf_grids`),
 then runs of lines split into aligned cells.
+
+This module makes a page's blocks (:func:`page_blocks`), kinds as its tags say; the
+outline and font rules, weighed over the whole document, are in
+:mod:`procedure_rag._readers.pdf_headings`, and the passes over the pages that apply
+them all in :mod:`procedure_rag._readers.pdf_passes`.
 """
 
 from __future__ import annotations
