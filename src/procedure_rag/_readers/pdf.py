@@ -106,6 +106,9 @@ def _written(source: PdfSource, writer: _Writer) -> Iterator[LayoutElement]:
                 writer.page(record)
                 for block in record.blocks:
                     writer.block(block, record.page)
+                # A run of body text across pages holds the pages it has not written out: only
+                # their lines that it needs, not the rest of them.
+                record.page.lines = []
                 yield from writer.take()
             writer.finish()
             yield from writer.take()
