@@ -5,7 +5,9 @@ page's lines with their font size, weight, box and tag;
 :mod:`procedure_rag._readers.pdf_structure` groups them into blocks and decides
 what each block is from the best evidence the file has (its tag tree, its outline,
 then font statistics); :mod:`procedure_rag._readers.pdf_furniture` finds running
-headers, footers and contents pages. This module writes the blocks out as layout
+headers, footers and contents pages; :mod:`procedure_rag._readers.pdf_passes` lays the
+pages out in passes over them spooled to a temporary file, so memory does not grow with
+the page count. This module writes the blocks out as layout
 elements: headings with their level, list items with their markers and nesting
 (:class:`~procedure_rag._readers.layout_json.ListAssembler`), notes by their label,
 tables as Markdown, captions, and headers and footers (dropped by the chunker by
@@ -34,7 +36,9 @@ from procedure_rag._language.numbering import match_step_marker
 from procedure_rag._readers.draft import HEADING_FROM, TABLE_FROM, ElementDraft, element_id_for
 from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._readers.pdf_pages import Line, PageLines, PdfFile, PdfSource
-from procedure_rag._readers.pdf_structure import Block, Layout, lay_out
+from procedure_rag._readers.pdf_passes import PageLayout, PdfLayout
+from procedure_rag._readers.pdf_spool import Spool
+from procedure_rag._readers.pdf_structure import Block
 from procedure_rag._readers.pdf_text import fix_line, with_plain_bullet, wrap_joint
 from procedure_rag._readers.plaintext import iter_plain_text_within
 from procedure_rag._readers.registry import Source
@@ -73,29 +77,41 @@ def read_pdf(source: PdfSource, *, source_id: str, options: ReaderOptions = DEFA
             file (record ``"file"``), or a page that cannot be read (``"page N"``).
         ImportError: When pypdfium2 is not installed.
     """
-    with PdfFile(source) as pdf:
-        outline = pdf.outline()
-        pages = list(pdf.pages())
-    _warn_without_text(pages)
-    layout = lay_out(pages, outline)
-    del pages
-    writer = _Writer(source_id, options, layout)
-    for i, page in enumerate(layout.pages):
-        writer.page(page)
-        for block in layout.blocks[i]:
-            writer.block(block, page)
-        # A written page's lines are let go (a run still holds those it has not written out),
-        # so the elements written replace the lines read rather than add to them.
-        layout.blocks[i] = []
-        page.lines = []
-    return Source(_FORMAT, writer.finish(), writer.text)
+    writer = _Writer(source_id, options, keep_text=True)
+    return Source(_FORMAT, list(_written(source, writer)), writer.text)
 
 
 def iter_pdf(
     source: PdfSource, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
 ) -> Iterator[LayoutElement]:
-    """Yield the layout elements of a PDF (see :func:`read_pdf`)."""
-    yield from read_pdf(source, source_id=source_id, options=options).elements
+    """Yield the layout elements of a PDF (see :func:`read_pdf`), page by page.
+
+    The pages are laid out first (in passes over them spooled to a temporary file,
+    :mod:`procedure_rag._readers.pdf_passes`), then each element is yielded as its page
+    is written out; neither the elements nor the text are kept, so memory does not grow
+    with the page count. Headers and footers come last, as in :func:`read_pdf`.
+    """
+    yield from _written(source, _Writer(source_id, options, keep_text=False))
+
+
+def _written(source: PdfSource, writer: _Writer) -> Iterator[LayoutElement]:
+    """Lay out the PDF and write its pages out through ``writer``, yielding each element written."""
+    with PdfFile(source) as pdf:
+        layout = PdfLayout.of(pdf)
+    with layout:
+        _warn_without_text(layout.without_text)
+        writer.start(layout)
+        with writer:
+            for record in layout.pages():
+                writer.page(record)
+                for block in record.blocks:
+                    writer.block(block, record.page)
+                # A run of body text across pages holds the pages it has not written out: only
+                # their lines that it needs, not the rest of them.
+                record.page.lines = []
+                yield from writer.take()
+            writer.finish()
+            yield from writer.take()
 
 
 def extract_pdf_text(source: PdfSource) -> list[str]:
@@ -104,8 +120,7 @@ def extract_pdf_text(source: PdfSource) -> list[str]:
         return ["\n".join(line.text for line in page.lines) for page in pdf.pages()]
 
 
-def _warn_without_text(pages: list[PageLines]) -> None:
-    empty = [p.number for p in pages if p.chars == 0]
+def _warn_without_text(empty: list[int]) -> None:
     if not empty:
         return
     runs: list[list[int]] = []
@@ -116,7 +131,7 @@ def _warn_without_text(pages: list[PageLines]) -> None:
             runs.append([n])
     named = ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}–{r[-1]}" for r in runs)
     word = "page" if len(empty) == 1 else "pages"
-    warnings.warn(f"no text layer on {word} {named}: use OCR or a layout parser", UserWarning, stacklevel=3)
+    warnings.warn(f"no text layer on {word} {named}: use OCR or a layout parser", UserWarning, stacklevel=4)
 
 
 @dataclass
@@ -134,13 +149,21 @@ class _Writer:
     Body text between two structural blocks (headings, tables, captions, contents) is
     one run, read by the plain-text rules (step markers, nesting by indentation,
     lead-ins, notes, menu paths) across page breaks; each element it gives gets the
-    page and box of the lines its span covers.
+    page and box of the lines its span covers. Elements written wait in ``out`` until
+    taken (:meth:`take`); the text is kept only with ``keep_text`` (a span needs only its
+    position). Headers and footers are written last, after the body text; until then
+    they wait in a spool on disk.
     """
 
     source_id: str
     options: ReaderOptions
-    layout: Layout
-    elements: list[LayoutElement] = field(default_factory=list)
+    keep_text: bool
+    body: float = 10.0
+    heading_evidence: str = "fonts"
+    margin: float = 0.0
+    right: float = 0.0
+    out: list[LayoutElement] = field(default_factory=list)
+    count: int = 0
     parts: list[str] = field(default_factory=list)
     position: int = 0
     run: list[str] = field(default_factory=list)
@@ -150,37 +173,57 @@ class _Writer:
     runs: int = 0
     level: int = 0
     pages: int = 0
-    furniture: list[tuple[Block, PageLines]] = field(default_factory=list)
+    furniture: Spool[tuple[Block, PageLines]] | None = None
 
     @property
     def text(self) -> str:
         return "".join(self.parts)
 
-    def page(self, page: PageLines) -> None:
+    def start(self, layout: PdfLayout) -> None:
+        self.body = layout.body
+        self.heading_evidence = layout.heading_evidence
+
+    def __enter__(self) -> _Writer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.furniture is not None:
+            self.furniture.close()
+
+    def take(self) -> list[LayoutElement]:
+        """The elements written since the last call."""
+        out, self.out = self.out, []
+        return out
+
+    def page(self, record: PageLayout) -> None:
         if self.pages:
             if self.run_lines:
                 self._run_text("\f")
             else:
                 self._write("\f")
         self.pages += 1
+        self.margin, self.right = record.margin, record.right
 
     def block(self, block: Block, page: PageLines) -> None:
         if block.kind in ("header", "footer"):
-            self.furniture.append((block, page))
+            if self.furniture is None:
+                self.furniture = Spool()
+            # The page without its lines: a header needs only its number, size and printed number.
+            self.furniture.append((block, replace(page, lines=[], rules=[], grids=[])))
         elif block.kind in ("text", "item"):
             self._add_to_run(block, page)
         else:
             self.flush()
             self._structural(block, page)
 
-    def finish(self) -> list[LayoutElement]:
+    def finish(self) -> None:
         self.flush()
-        for block, page in self.furniture:
-            self._structural(block, page)
-        return self.elements
+        if self.furniture is not None:
+            for block, page in self.furniture:
+                self._structural(block, page)
 
     def _hints(self, page: PageLines) -> tuple[tuple[str, str], ...]:
-        printed = self.layout.furniture.printed.get(page.number)
+        printed = page.printed
         return (("printed_page", str(printed)),) if printed is not None and printed != page.number else ()
 
     def _structural(self, block: Block, page: PageLines) -> None:
@@ -194,7 +237,7 @@ class _Writer:
                 hints = (*hints, ("contents", "true"))
             if block.kind == "heading":
                 self.level = block.level
-                hints = (*hints, (HEADING_FROM, self.layout.heading_evidence))
+                hints = (*hints, (HEADING_FROM, self.heading_evidence))
             elif block.kind == "title":
                 self.level = 0
             draft = ElementDraft(_KINDS[block.kind], block.text, level=block.level, hints=hints)
@@ -203,7 +246,7 @@ class _Writer:
             self._add(
                 draft.build(
                     self._next_id(),
-                    len(self.elements),
+                    self.count,
                     span=Span(self.position, self.position + len(draft.text)),
                     page=page.number,
                     bbox=bbox,
@@ -213,7 +256,7 @@ class _Writer:
             self._write(draft.text + "\n\n")
 
     def _add_to_run(self, block: Block, page: PageLines) -> None:
-        em = max(self.layout.body, 1.0)
+        em = max(self.body, 1.0)
         for i, line in enumerate(block.lines):
             text = with_plain_bullet(fix_line(line.text))
             if self.run_lines and self._wraps(self.run_lines[-1], line, text, page, first=not i):
@@ -229,9 +272,9 @@ class _Writer:
                     if gap or (line is block.lines[0] and prev.page is page and _apart(prev.line, line))
                     else "\n"
                 )
-            indent = " " * min(40, max(0, round((line.left - self.layout.margins[page.number]) / (0.5 * em))))
+            indent = " " * min(40, max(0, round((line.left - self.margin) / (0.5 * em))))
             self._run_text(indent)
-            indented = line.left > self.layout.margins[page.number] + 0.5 * em
+            indented = line.left > self.margin + 0.5 * em
             unmarked = match_step_marker(text) is None
             if block.kind == "item" and line is block.lines[0] and indented and unmarked:
                 text = "• " + text  # a tagged list item whose bullet is a drawing, not text
@@ -265,7 +308,7 @@ class _Writer:
             or not prev.left - 2 * line.size <= line.left <= prev.left + 0.5 * line.size
         ):
             return False
-        right = self.layout.rights.get(page.number, 0.0)
+        right = self.right
         if right <= 0:
             return False
         # Japanese breaks after any character; other scripts after a word.
@@ -300,14 +343,14 @@ class _Writer:
         self.runs += 1
         # The plain-text rules guess headings from a line's shape; the layout's own
         # evidence (tags, outline, fonts), where it found headings, is better.
-        strong = self.layout.heading_evidence != "none"
+        strong = self.heading_evidence != "none"
         starts = [r.start for r in self.run_lines]
         for element in iter_plain_text_within(
             text,
             source_id=self.source_id,
             run_id=f"{self.source_id}#r{self.runs}",
             offset=self.position,
-            first_order=len(self.elements),
+            first_order=self.count,
             options=self.options,
         ):
             span = element.span
@@ -335,13 +378,15 @@ class _Writer:
         self.run_length = 0
 
     def _next_id(self) -> str:
-        return element_id_for(self.source_id, len(self.elements))
+        return element_id_for(self.source_id, self.count)
 
     def _add(self, element: LayoutElement) -> None:
-        self.elements.append(element)
+        self.out.append(element)
+        self.count += 1
 
     def _write(self, text: str) -> None:
-        self.parts.append(text)
+        if self.keep_text:
+            self.parts.append(text)
         self.position += len(text)
 
 

@@ -13,15 +13,19 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
 
 from procedure_rag._readers.pdf_furniture import normalised
 
 if TYPE_CHECKING:
     from procedure_rag._readers.pdf_structure import Block
 
-__all__ = ["mark_contents_lists"]
+__all__ = ["LaterHeadings", "mark_contents_lists"]
+
+R = TypeVar("R")
 
 # A bullet or an entry number before an entry's title: •, ・, -, 1., 1.2, (3), 第2章.
 _ENTRY_PREFIX = re.compile(
@@ -51,61 +55,102 @@ def _is_label(block: Block) -> bool:
     )
 
 
-def mark_contents_lists(blocks: list[list[Block]]) -> None:
-    """Turn every contents list (see the module docstring) into ``"contents"`` blocks, in place.
+class LaterHeadings:
+    """Where each heading title is last: a pass over the decided blocks fills it, page by page.
+
+    Blocks are counted in reading order, headers and footers left out; the count of a
+    list item compared with its title's last position tells whether the heading comes later.
+    """
+
+    def __init__(self) -> None:
+        self.last: dict[str, int] = {}
+        self.count = 0
+
+    def add(self, blocks: Sequence[Block]) -> None:
+        """Count a page's blocks (its headings already decided)."""
+        for block in blocks:
+            if block.kind in ("header", "footer"):
+                continue
+            if block.kind in ("heading", "title"):
+                self.last[_key(block.text)] = self.count
+            self.count += 1
+
+
+@dataclass
+class _Member:
+    page: int  # the record's position in the document
+    index: int  # the block's index in its page
+    item: bool
+    later: bool
+
+
+def mark_contents_lists(
+    records: Iterable[R], blocks_of: Callable[[R], list[Block]], later: LaterHeadings
+) -> Iterator[R]:
+    """Yield ``records`` (pages, in order) with every contents list made ``"contents"`` blocks.
+
+    A page is held only while a run of list items that reaches it is open (see the
+    module docstring); it is yielded with its runs merged, in place.
 
     Args:
-        blocks: Every page's blocks in reading order, headings already decided.
+        records: Every page's record, in order.
+        blocks_of: A record's blocks in reading order, headings already decided.
+        later: The headings' last positions (:class:`LaterHeadings`, filled by a pass before).
     """
-    flat = [
-        (p, i, b)
-        for p, page in enumerate(blocks)
-        for i, b in enumerate(page)
-        if b.kind not in ("header", "footer")
-    ]
-    last_heading: dict[str, int] = {}
-    for at, (_, _, block) in enumerate(flat):
-        if block.kind in ("heading", "title"):
-            last_heading[_key(block.text)] = at
-    if not last_heading:
-        return
+    held: deque[tuple[R, list[list[int]]]] = deque()
+    first_held = 0
+    run: list[_Member] = []
+    at = 0
 
-    def later(at: int) -> bool:
-        key = _key(flat[at][2].text)
-        return bool(key) and last_heading.get(key, -1) > at
-
-    runs: list[list[int]] = []
-    run: list[int] = []
-    for at, (_, _, block) in enumerate(flat):
-        if _is_item(block) or (run and _is_label(block)):
-            run.append(at)
-            continue
-        runs.append(run)
-        run = []
-    runs.append(run)
-    groups = []
-    for members in runs:
-        while members and not _is_item(flat[members[-1]][2]):
+    def close() -> None:
+        members = run
+        while members and not members[-1].item:
             members.pop()  # a label after the list belongs to what follows
-        items = [at for at in members if _is_item(flat[at][2])]
-        matched = sum(1 for at in items if later(at))
+        items = [m for m in members if m.item]
+        matched = sum(1 for m in items if m.later)
         if matched >= _MIN_ENTRIES and matched >= _SHARE * len(items):
-            groups.append([flat[at][:2] for at in members])
-    _merge(blocks, groups)
+            heads: dict[int, list[int]] = {}
+            for m in members:
+                heads.setdefault(m.page, []).append(m.index)
+            for page, indexes in heads.items():
+                held[page - first_held][1].append(indexes)
+
+    for number, record in enumerate(records):
+        held.append((record, []))
+        for i, block in enumerate(blocks_of(record)):
+            if block.kind in ("header", "footer"):
+                continue
+            item = _is_item(block)
+            if item or (run and _is_label(block)):
+                if later.last:
+                    key = _key(block.text) if item else ""
+                    run.append(_Member(number, i, item, bool(key) and later.last.get(key, -1) > at))
+            elif run:
+                close()
+                run = []
+            at += 1
+        keep = run[0].page if run else number + 1
+        while held and first_held < keep:
+            done, merges = held.popleft()
+            _merge(blocks_of(done), merges)
+            first_held += 1
+            yield done
+    if run:
+        close()
+    while held:
+        done, merges = held.popleft()
+        _merge(blocks_of(done), merges)
+        yield done
 
 
-def _merge(blocks: list[list[Block]], groups: Sequence[Sequence[tuple[int, int]]]) -> None:
-    """Make each group of blocks (page index, block index; in order) one contents block per page."""
-    heads: dict[tuple[int, int], list[int]] = {}
-    for group in groups:
-        for page, index in group:
-            first = next(i for p, i in group if p == page)
-            heads.setdefault((page, first), []).append(index)
-    dropped: set[tuple[int, int]] = set()
-    for (page, first), indexes in heads.items():
-        block = blocks[page][first]
-        block.lines = [line for i in indexes for line in blocks[page][i].lines]
+def _merge(blocks: list[Block], groups: Sequence[Sequence[int]]) -> None:
+    """Make each group of a page's blocks (indexes, in order) one contents block, in place."""
+    if not groups:
+        return
+    dropped: set[int] = set()
+    for indexes in groups:
+        block = blocks[indexes[0]]
+        block.lines = [line for i in indexes for line in blocks[i].lines]
         block.kind, block.level = "contents", 0
-        dropped.update((page, i) for i in indexes[1:])
-    for page in {p for p, _ in dropped}:
-        blocks[page] = [b for i, b in enumerate(blocks[page]) if (page, i) not in dropped]
+        dropped.update(indexes[1:])
+    blocks[:] = [b for i, b in enumerate(blocks) if i not in dropped]

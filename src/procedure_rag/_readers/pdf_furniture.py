@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from procedure_rag._readers.furniture_rules import (
@@ -34,7 +33,7 @@ from procedure_rag._readers.furniture_rules import (
 )
 from procedure_rag._readers.pdf_pages import Line, PageLines
 
-__all__ = ["Furniture", "find_furniture", "normalised"]
+__all__ = ["RunningLines", "contents_page", "heading_key", "normalised"]
 
 # The share of a page's height, from its top or bottom edge, that is its margin.
 _MARGIN = 0.09
@@ -43,18 +42,49 @@ _TAGGED_SHARE = 0.8
 
 
 @dataclass
-class Furniture:
-    """What :func:`find_furniture` found.
+class RunningLines:
+    """The margin lines of every page, counted: a pass over the pages fills it, page by page.
 
-    Attributes:
-        lines: ``(page number, line index)`` of every header or footer line.
-        printed: Page number -> the number printed on it, where one is.
-        contents: Page numbers of contents pages.
+    A line in a page's margin whose shape (its text with numbers blanked) recurs on two
+    pages of a short document, or two in five of a long one, is running. Whether the PDF
+    is tagged is only known at the end, and in a tagged PDF a margin line beyond the
+    tagged text is furniture uncounted, so both counts are kept.
     """
 
-    lines: set[tuple[int, int]] = field(default_factory=set)
-    printed: dict[int, int] = field(default_factory=dict)
-    contents: set[int] = field(default_factory=set)
+    pages: int = 0
+    lines: int = 0
+    tagged_lines: int = 0
+    counts: Counter[str] = field(default_factory=Counter)
+    tagged_counts: Counter[str] = field(default_factory=Counter)
+
+    def add(self, page: PageLines) -> None:
+        """Count ``page``'s lines and the shapes of its margin lines."""
+        self.pages += 1
+        self.lines += len(page.lines)
+        self.tagged_lines += sum(1 for line in page.lines if line.tag_key)
+        for counts, tagged in ((self.counts, False), (self.tagged_counts, True)):
+            _, _, keyed = _margin_kinds(page, tagged=tagged)
+            counts.update({key for _, key in keyed})
+
+    @property
+    def tagged(self) -> bool:
+        """Whether the PDF is tagged: nearly all its lines belong to an element of the tag tree."""
+        return bool(self.lines) and self.tagged_lines >= _TAGGED_SHARE * self.lines
+
+    def on_page(self, page: PageLines) -> tuple[set[int], int | None]:
+        """The indexes of ``page``'s header and footer lines, and the page number it prints."""
+        tagged = self.tagged
+        counts = self.tagged_counts if tagged else self.counts
+        found, printed, keyed = _margin_kinds(page, tagged=tagged)
+        # On two pages of a short document, or two in five of a long one's.
+        threshold = max(2, math.ceil(0.4 * self.pages))
+        for i, key in keyed:
+            if counts[key] >= threshold:
+                found.add(i)
+                number = single_number(page.lines[i].text)
+                if printed is None and number is not None:
+                    printed = number
+        return found, printed
 
 
 def _margin_lines(page: PageLines) -> list[tuple[int, Line, str]]:
@@ -66,51 +96,29 @@ def _margin_lines(page: PageLines) -> list[tuple[int, Line, str]]:
     return out
 
 
-def find_furniture(pages: Sequence[PageLines], headings: Iterable[tuple[int, str]] = ()) -> Furniture:
-    """Find headers, footers, printed page numbers and contents pages.
-
-    Args:
-        pages: Every page's lines.
-        headings: ``(page, text)`` of the headings known so far (outline entries or
-            font-size candidates), to recognise contents pages that list them.
-    """
-    found = Furniture()
-    keys: dict[tuple[int, int], str] = {}
-    counts: Counter[str] = Counter()
-    tagged = _tagged(pages)
-    for page in pages:
-        seen = set()
-        body = [line for line in page.lines if line.tag_key] if tagged else []
-        for i, line, where in _margin_lines(page):
-            number = printed_number(line.text)
-            if number is not None:
-                found.lines.add((page.number, i))
-                found.printed.setdefault(page.number, number)
-                continue
-            if body and not line.tag_key and _outside(line, where, body):
-                found.lines.add((page.number, i))  # an artifact of a tagged PDF: pagination
-                continue
-            key = where + shape(line.text)
-            keys[(page.number, i)] = key
-            if key not in seen:
-                seen.add(key)
-                counts[key] += 1
-    # On two pages of a short document, or two in five of a long one's.
-    threshold = max(2, math.ceil(0.4 * len(pages)))
-    for (page_number, i), key in keys.items():
-        if counts[key] >= threshold:
-            found.lines.add((page_number, i))
-            number = single_number(pages[page_number - 1].lines[i].text)
-            if number is not None:
-                found.printed.setdefault(page_number, number)
-    found.contents = _contents_pages(pages, found.lines, list(headings))
-    return found
+def _margin_kinds(page: PageLines, *, tagged: bool) -> tuple[set[int], int | None, list[tuple[int, str]]]:
+    """A page's margin lines: those that are furniture alone, the number printed, the others' shapes."""
+    found: set[int] = set()
+    printed: int | None = None
+    keyed: list[tuple[int, str]] = []
+    body = [line for line in page.lines if line.tag_key] if tagged else []
+    for i, line, where in _margin_lines(page):
+        number = printed_number(line.text)
+        if number is not None:
+            found.add(i)
+            if printed is None:
+                printed = number
+            continue
+        if body and not line.tag_key and _outside(line, where, body):
+            found.add(i)  # an artifact of a tagged PDF: pagination
+            continue
+        keyed.append((i, where + shape(line.text)))
+    return found, printed, keyed
 
 
-def _tagged(pages: Sequence[PageLines]) -> bool:
-    """Whether the PDF is tagged: nearly all its lines belong to an element of the tag tree."""
-    lines = [line for page in pages for line in page.lines]
-    return bool(lines) and sum(1 for line in lines if line.tag_key) >= _TAGGED_SHARE * len(lines)
+def heading_key(text: str) -> str:
+    """What a contents page's line and a heading are compared by."""
+    return normalised(NUMBER_PREFIX.sub("", text))
 
 
 def _outside(line: Line, where: str, body: list[Line]) -> bool:
@@ -120,28 +128,30 @@ def _outside(line: Line, where: str, body: list[Line]) -> bool:
     return line.top >= max(b.bottom for b in body)
 
 
-def _contents_pages(
-    pages: Sequence[PageLines], furniture: set[tuple[int, int]], headings: list[tuple[int, str]]
-) -> set[int]:
-    out: set[int] = set()
-    for page in pages:
-        body = [line for i, line in enumerate(page.lines) if (page.number, i) not in furniture]
-        if not body:
-            continue
-        texts = [line.text for line in body]
-        later = {normalised(NUMBER_PREFIX.sub("", t)) for p, t in headings if p > page.number}
-        listed = sum(1 for t in texts if normalised(NUMBER_PREFIX.sub("", t)) in later)
-        dotted = sum(1 for t in texts if toc_line(t))
-        titled = any(is_contents_title(t) for t in texts[:3])
-        after_contents = page.number - 1 in out
-        # A contents page goes on: its lines are numbered entries (「1. はじめに」), no sentences.
-        entries = sum(1 for t in texts if NUMBER_PREFIX.match(unicodedata.normalize("NFKC", t).strip())
-                      and not SENTENCE.search(t))  # fmt: skip
-        if (
-            dotted >= 3
-            or (titled and (dotted or listed >= 2 or entries >= 3))
-            or (len(texts) >= 4 and listed >= 0.6 * len(texts))
-            or (after_contents and len(texts) >= 2 and max(listed, entries) >= 0.5 * len(texts))
-        ):
-            out.add(page.number)
-    return out
+def contents_page(page: PageLines, furniture: set[int], last_page: dict[str, int], *, after: bool) -> bool:
+    """Whether ``page`` is a contents page.
+
+    Args:
+        page: The page's lines.
+        furniture: The indexes of its header and footer lines.
+        last_page: :func:`heading_key` of each heading known (outline entries or
+            font-size candidates) -> the last page it is on, to recognise a page that
+            lists the headings after it.
+        after: Whether the page before is a contents page.
+    """
+    body = [line for i, line in enumerate(page.lines) if i not in furniture]
+    if not body:
+        return False
+    texts = [line.text for line in body]
+    listed = sum(1 for t in texts if last_page.get(heading_key(t), -1) > page.number)
+    dotted = sum(1 for t in texts if toc_line(t))
+    titled = any(is_contents_title(t) for t in texts[:3])
+    # A contents page goes on: its lines are numbered entries (「1. はじめに」), no sentences.
+    entries = sum(1 for t in texts if NUMBER_PREFIX.match(unicodedata.normalize("NFKC", t).strip())
+                  and not SENTENCE.search(t))  # fmt: skip
+    return bool(
+        dotted >= 3
+        or (titled and (dotted or listed >= 2 or entries >= 3))
+        or (len(texts) >= 4 and listed >= 0.6 * len(texts))
+        or (after and len(texts) >= 2 and max(listed, entries) >= 0.5 * len(texts))
+    )

@@ -120,6 +120,8 @@ class PageLines:
     ``rules`` are the horizontal lines it draws, at least two fifths of the page wide;
     ``grids`` the tables its lines and boxes draw, whose text fills them as a table's does
     (:mod:`procedure_rag._readers.pdf_grids`); the lines' cells are split at their column borders.
+    ``printed`` is the page number the page prints, once its running lines are found
+    (:mod:`procedure_rag._readers.pdf_furniture`).
     """
 
     number: int
@@ -129,6 +131,7 @@ class PageLines:
     chars: int = 0
     rules: list[Rule] = field(default_factory=list)
     grids: list[Grid] = field(default_factory=list)
+    printed: int | None = None
 
 
 class PdfFile:
@@ -397,7 +400,10 @@ def _font_of(
     raw: ModuleType, textpage: object, index: int, tags: dict[int, _Tag], cache: dict[int, _Font]
 ) -> _Font:
     obj = raw.FPDFText_GetTextObject(textpage, index)
-    address = ctypes.cast(obj, ctypes.c_void_p).value or 0
+    # The pointer's value read from its own buffer: ctypes.cast would tie the two objects in
+    # a reference cycle, one per character, left for the garbage collector (a page's worth
+    # of garbage at a time, or more, on top of what reading holds).
+    address = ctypes.c_void_p.from_buffer(obj).value or 0
     font = cache.get(address)
     if font is not None:
         return font

@@ -22,6 +22,11 @@ blocks by geometry: one font size, no paragraph gap, and a new block at every
 line that starts with a step marker. Tables are the tag tree's, then the grids the
 page's ruling lines and cell boxes draw (:mod:`procedure_rag._readers.pdf_grids`),
 then runs of lines split into aligned cells.
+
+This module makes a page's blocks (:func:`page_blocks`), kinds as its tags say; the
+outline and font rules, weighed over the whole document, are in
+:mod:`procedure_rag._readers.pdf_headings`, and the passes over the pages that apply
+them all in :mod:`procedure_rag._readers.pdf_passes`.
 """
 
 from __future__ import annotations
@@ -32,27 +37,17 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from procedure_rag._language.numbering import match_heading_number, match_step_marker
-from procedure_rag._readers.pdf_contents import mark_contents_lists
-from procedure_rag._readers.pdf_furniture import Furniture, find_furniture, normalised
+from procedure_rag._language.numbering import match_step_marker
 from procedure_rag._readers.pdf_grids import grid_rows
-from procedure_rag._readers.pdf_pages import Line, OutlineEntry, PageLines
+from procedure_rag._readers.pdf_pages import Line, PageLines
 from procedure_rag._readers.pdf_text import fix_line, join_wrapped, with_plain_bullet
 from procedure_rag._readers.text_lines import CAPTION as _CAPTION
-from procedure_rag._readers.text_lines import display_width
 
-__all__ = ["Block", "Layout", "lay_out"]
+__all__ = ["HEADING_LINES", "Block", "heading_tag", "large", "margin", "page_blocks"]
 
-_SENTENCE_END = re.compile(r"[。．.!！:：、,，]$|(?:ます|です|ください|ません|ました|でした)[)）」]?$")
-_SENTENCE_INSIDE = re.compile(r"[。．][^\s」）)]")
-_URL = re.compile(r"https?://|www\.", re.IGNORECASE)
-_LETTERS = re.compile(r"[^\W\d_]")
-# A font size is a heading size when at least this share of its blocks read as headings.
-_HEADING_SHARE = 0.85
 _HEADING_TAG = re.compile(r"^H([1-6])$")
-# A heading is at most this wide (display columns) and this many lines.
-_HEADING_WIDTH = 90
-_HEADING_LINES = 2
+# A heading is at most this many lines.
+HEADING_LINES = 2
 
 
 @dataclass
@@ -107,57 +102,31 @@ class Block:
         return max(line.bottom for line in self.lines)
 
 
-@dataclass
-class Layout:
-    """The blocks of every page, in reading order, and the furniture found."""
+def page_blocks(page: PageLines, furniture: set[int], *, contents: bool) -> list[Block]:
+    """A page's blocks in reading order, then its headers and footers, kinds as its tags say.
 
-    pages: list[PageLines]
-    blocks: list[list[Block]]
-    furniture: Furniture
-    body: float = 10.0
-    margins: dict[int, float] = field(default_factory=dict)
-    heading_evidence: str = "fonts"
-    rights: dict[int, float] = field(default_factory=dict)
-
-
-def lay_out(pages: Sequence[PageLines], outline: Sequence[OutlineEntry]) -> Layout:
-    """Group every page's lines into blocks and decide each block's kind (see the module docstring)."""
-    body = _body_size(pages)
-    candidates = [(p.number, line.text) for p in pages for line in p.lines if _large(line, body)]
-    hints = [(e.page or 0, e.title) for e in outline] if outline else candidates
-    furniture = find_furniture(pages, hints)
-    tagged_headings = any(_HEADING_TAG.match(line.tag) for p in pages for line in p.lines)
-    blocks: list[list[Block]] = []
-    for page in pages:
-        lines = [line for i, line in enumerate(page.lines) if (page.number, i) not in furniture.lines]
-        furn = [
-            Block("header" if line.top < page.height / 2 else "footer", [line], page.number)
-            for i, line in enumerate(page.lines)
-            if (page.number, i) in furniture.lines
-        ]
-        if page.number in furniture.contents:
-            blocks.append([Block("contents", lines, page.number), *furn] if lines else furn)
-            continue
-        page_blocks = _blocks(lines, page)
-        blocks.append([*_reading_order(page_blocks, page.width), *furn])
-    evidence = "tags" if tagged_headings else "outline" if outline else "fonts"
-    if evidence in ("tags", "outline"):
-        _headings_from_outline(blocks, outline)  # with tags: the headings they missed (a title)
-    elif evidence == "fonts":
-        lefts = {
-            page.number: _margin(page, page_blocks) for page, page_blocks in zip(pages, blocks, strict=True)
-        }
-        _headings_from_rules(blocks, pages, _headings_from_fonts(blocks, body, lefts), lefts)
-        if not any(b.kind in ("heading", "title") for page_blocks in blocks for b in page_blocks):
-            evidence = "none"
-    mark_contents_lists(blocks)
-    margins = {
-        page.number: _margin(page, page_blocks) for page, page_blocks in zip(pages, blocks, strict=True)
-    }
-    return Layout(list(pages), blocks, furniture, body, margins, evidence, _right_edges(pages, blocks))
+    Args:
+        page: The page's lines.
+        furniture: The indexes of its header and footer lines.
+        contents: Whether it is a contents page: its other lines are one contents block.
+    """
+    lines = [line for i, line in enumerate(page.lines) if i not in furniture]
+    furn = [
+        Block("header" if line.top < page.height / 2 else "footer", [line], page.number)
+        for i, line in enumerate(page.lines)
+        if i in furniture
+    ]
+    if contents:
+        return [Block("contents", lines, page.number), *furn] if lines else furn
+    return [*_reading_order(_blocks(lines, page), page.width), *furn]
 
 
-def _margin(page: PageLines, blocks: list[Block]) -> float:
+def heading_tag(line: Line) -> bool:
+    """Whether a line is tagged as a heading (``H1``-``H6``)."""
+    return _HEADING_TAG.match(line.tag) is not None
+
+
+def margin(page: PageLines, blocks: list[Block]) -> float:
     """The left edge of the page's body text: where an unindented line starts."""
     lefts = [line.left for b in blocks if b.kind in ("text", "item") for line in b.lines]
     if not lefts:
@@ -169,30 +138,8 @@ def _margin(page: PageLines, blocks: list[Block]) -> float:
     return float(min(shared)) if shared else floor
 
 
-def _right_edges(pages: Sequence[PageLines], blocks: list[list[Block]]) -> dict[int, float]:
-    """The right edge of each page's body text: where the document's full lines end.
-
-    Taken over the whole document (pages of one size share their margins), so that a
-    page with little text, labels in a figure, still has the document's edge: the
-    right end most body lines do not pass (the 90th percentile of pages that size).
-    """
-    by_width: dict[int, list[float]] = {}
-    for page, page_blocks in zip(pages, blocks, strict=True):
-        rights = by_width.setdefault(round(page.width), [])
-        rights.extend(line.right for b in page_blocks if b.kind in ("text", "item") for line in b.lines)
-    edges = {w: sorted(rights)[int(0.9 * (len(rights) - 1))] for w, rights in by_width.items() if rights}
-    return {page.number: edges.get(round(page.width), 0.0) for page in pages}
-
-
-def _body_size(pages: Sequence[PageLines]) -> float:
-    sizes: Counter[float] = Counter()
-    for page in pages:
-        for line in page.lines:
-            sizes[line.size] += len(line.text)
-    return sizes.most_common(1)[0][0] if sizes else 10.0
-
-
-def _large(line: Line, body: float) -> bool:
+def large(line: Line, body: float) -> bool:
+    """Whether a line is set larger than the body text, alone in its cell: a heading candidate."""
     return line.size >= body * 1.1 and line.size >= body + 1 and len(line.cells) == 1
 
 
@@ -354,166 +301,7 @@ def _reading_order(blocks: list[Block], width: float) -> list[Block]:
         return [*head, *sorted(left, key=lambda b: b.top), *sorted(right, key=lambda b: b.top), *tail]
     if blocks:
         highest = min(blocks, key=lambda b: b.top)
-        titled = highest.size > blocks[0].size and len(highest.lines) <= _HEADING_LINES
+        titled = highest.size > blocks[0].size and len(highest.lines) <= HEADING_LINES
         if highest is not blocks[0] and titled:
             return [highest, *(b for b in blocks if b is not highest)]
     return blocks
-
-
-def _headable(block: Block) -> bool:
-    """Whether a block could be a heading: short, one cell, no sentence, no caption, no bullet."""
-    if block.kind not in ("text", "heading", "title"):
-        return False
-    text = unicodedata.normalize("NFKC", block.text).strip()
-    if len(_LETTERS.findall(text)) < 2 or _CAPTION.match(text) or len(block.lines) > _HEADING_LINES:
-        return False
-    if any(len(line.cells) > 1 for line in block.lines) or _URL.search(text):
-        return False
-    marker = match_step_marker(text)
-    if marker is not None and not marker.ordered:
-        return False
-    if _SENTENCE_END.search(text) or _SENTENCE_INSIDE.search(text):
-        return False
-    words = len(text.split())
-    return display_width(text) <= _HEADING_WIDTH and words <= 14
-
-
-def _headings_from_outline(blocks: list[list[Block]], outline: Sequence[OutlineEntry]) -> None:
-    flat = [b for page in blocks for b in page if b.kind in ("text", "title")]
-    start = 0
-    for entry in outline:
-        want = normalised(entry.title)
-        for i in range(start, len(flat)):
-            block = flat[i]
-            if entry.page is not None and block.page < entry.page:
-                continue
-            if entry.page is not None and block.page > entry.page + 1:
-                break
-            have = normalised(block.text)
-            if have == want or (len(want) >= 4 and have.startswith(want) and len(have) <= len(want) + 8):
-                block.kind = "heading"
-                block.level = entry.level + 1
-                start = i + 1
-                break
-
-
-def _headings_from_fonts(blocks: list[list[Block]], body: float, margins: dict[int, float]) -> int:
-    """Headings by font size and bold body-size lines; returns the level body-size headings get.
-
-    A bold line at body size is a heading only where body lines start (``margins``, per
-    page): one further right is a label in a figure or a table.
-    """
-    flat = [b for page in blocks for b in page if b.kind in ("text", "title", "item")]
-    by_size: dict[float, list[Block]] = {}
-    for b in flat:
-        if all(_large(line, body) for line in b.lines):
-            by_size.setdefault(b.size, []).append(b)
-    large = []
-    for blocks_of_size in by_size.values():
-        fit = [b for b in blocks_of_size if _headable(b)]
-        if len(fit) >= _HEADING_SHARE * len(blocks_of_size):
-            large.extend(fit)
-    sizes = sorted({b.size for b in large}, reverse=True)
-    first_page = min((b.page for b in flat), default=1)
-    if sizes:
-        top = [b for b in large if b.size == sizes[0]]
-        if len(sizes) > 1 and all(b.page == first_page for b in top) and len(top) <= 2:
-            for b in top:
-                b.kind = "title"
-            sizes = sizes[1:]
-    ranks = {size: i for i, size in enumerate(sizes)}
-    headings = [b for b in large if b.kind != "title"]
-    depths = {id(b): _number_depth(b.text) for b in headings}
-    shallowest: dict[float, int] = {}
-    for b in headings:
-        shallowest[b.size] = min(shallowest.get(b.size, 99), depths[id(b)] or 99)
-    # One font size, numbered 3.2 and 3.2.2.1: the deeper number is the deeper heading.
-    keys = {id(b): (ranks[b.size], max(0, (depths[id(b)] or shallowest[b.size]) - shallowest[b.size]))
-            for b in headings}  # fmt: skip
-    dense = {key: i + 1 for i, key in enumerate(sorted(set(keys.values())))}
-    for b in headings:
-        b.kind = "heading"
-        b.level = dense[keys[id(b)]]
-    levels = dense
-    body_bold = _body_is_bold(flat, body)
-    deepest = len(levels) + 1
-    for i, b in enumerate(flat):
-        nxt = flat[i + 1] if i + 1 < len(flat) else None
-        if (
-            b.kind == "text"
-            and not body_bold
-            and b.bold
-            and len(b.lines) == 1
-            and abs(b.size - body) <= 0.6
-            and _headable(b)
-            and _at_margin(b, margins)
-            and nxt is not None
-            and nxt.kind in ("text", "item")
-            and not nxt.bold
-            and _bold_heading_shape(b.text, nxt)
-        ):
-            b.kind = "heading"
-            b.level = deepest
-    return deepest
-
-
-def _headings_from_rules(
-    blocks: list[list[Block]], pages: Sequence[PageLines], level: int, margins: dict[int, float]
-) -> None:
-    """Short text blocks underlined by a rule across the text are headings at ``level``.
-
-    The rule is the border a web page or a Word style draws under a heading. As with bold
-    body-size lines, only a block where body lines start counts.
-    """
-    for page, page_blocks in zip(pages, blocks, strict=True):
-        if not page.rules:
-            continue
-        for block in page_blocks:
-            if (
-                block.kind == "text"
-                and _headable(block)
-                and _at_margin(block, margins)
-                and _underlined(block, page)
-            ):
-                block.kind, block.level = "heading", level
-
-
-def _at_margin(block: Block, margins: dict[int, float]) -> bool:
-    return block.left <= margins.get(block.page, 0.0) + 2 * block.size
-
-
-def _underlined(block: Block, page: PageLines) -> bool:
-    """Whether a rule runs right under ``block``, at least as wide as its text, no other line between."""
-    em = block.size
-    for rule in page.rules:
-        if not block.bottom <= rule.top <= block.bottom + 1.5 * em:
-            continue
-        if rule.left > block.left + 0.5 * em or rule.right < block.right - 0.5 * em:
-            continue
-        mine = {id(line) for line in block.lines}
-        return not any(
-            id(line) not in mine and line.top < rule.top and line.bottom > block.bottom for line in page.lines
-        )
-    return False
-
-
-def _number_depth(text: str) -> int:
-    """How many numbers a decimal heading number has (``3.2.1 …`` → 3); 0 when it has none."""
-    found = match_heading_number(unicodedata.normalize("NFKC", text).strip())
-    if found is None:
-        m = re.match(r"^\d{1,3}[.．]\s", unicodedata.normalize("NFKC", text))
-        return 1 if m else 0
-    return len(re.findall(r"\d+", found[0]))
-
-
-def _bold_heading_shape(text: str, after: Block) -> bool:
-    """A bold line that reads as a heading: numbered like one, or short and over a paragraph."""
-    text = unicodedata.normalize("NFKC", text).strip()
-    if match_heading_number(text) is not None or re.match(r"^[(（]?\d{1,2}[)）.]\s*\S", text):
-        return True
-    return display_width(text) <= 40 and len(after.lines) >= 2
-
-
-def _body_is_bold(blocks: Sequence[Block], body: float) -> bool:
-    counts = Counter(b.bold for b in blocks if abs(b.size - body) <= 0.6 for _ in b.text)
-    return counts[True] > counts[False]
