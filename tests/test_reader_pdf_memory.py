@@ -95,3 +95,38 @@ def test_spool_is_deleted_when_a_page_fails(pdfs: dict[int, Path], monkeypatch: 
     with pytest.raises(ReaderError, match="page 13"):
         read_pdf(pdfs[30], source_id="doc")
     assert open_files() == before
+
+
+# ----- the spool's records: JSON, never pickles --------------------------------------------------
+
+
+def test_a_spooled_page_comes_back_equal_with_its_shared_lines_shared() -> None:
+    from procedure_rag._readers.pdf_pages import PdfFile  # noqa: PLC0415
+    from procedure_rag._readers.pdf_passes import RECORD_TYPES, PageLayout  # noqa: PLC0415
+    from procedure_rag._readers.pdf_spool import Spool  # noqa: PLC0415
+    from procedure_rag._readers.pdf_structure import Block  # noqa: PLC0415
+
+    with PdfFile(SOURCE) as pdf:
+        page = next(p for p in pdf.pages() if len(p.lines) >= 3)
+    record = PageLayout(page, [Block("text", page.lines[:2], page.number)], 12.5)
+    with Spool[PageLayout](RECORD_TYPES) as spool:
+        spool.append(record)
+        spool.append(record)
+        back = spool[0]
+        assert back == record
+        assert back.page.lines[0].tag_path == record.page.lines[0].tag_path  # tuples stay tuples
+        # The layout tells lines apart by identity: a block's line is its page's line.
+        assert back.blocks[0].lines[0] is back.page.lines[0]
+        assert spool[1] == record
+        assert spool[1] is not back  # each read builds its own objects
+
+
+def test_a_spool_refuses_what_it_was_not_given() -> None:
+    from procedure_rag._readers.pdf_pages import OutlineEntry  # noqa: PLC0415
+    from procedure_rag._readers.pdf_spool import Spool  # noqa: PLC0415
+
+    with Spool[object](()) as spool:
+        with pytest.raises(TypeError, match="cannot hold OutlineEntry objects"):
+            spool.append([OutlineEntry(1, "Title", 1)])
+        with pytest.raises(TypeError, match="cannot hold set objects"):
+            spool.append({1})

@@ -36,7 +36,7 @@ from procedure_rag._language.numbering import match_step_marker
 from procedure_rag._readers.draft import HEADING_FROM, TABLE_FROM, ElementDraft, element_id_for
 from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._readers.pdf_pages import Line, PageLines, PdfFile, PdfSource
-from procedure_rag._readers.pdf_passes import PageLayout, PdfLayout
+from procedure_rag._readers.pdf_passes import RECORD_TYPES, PageLayout, PdfLayout
 from procedure_rag._readers.pdf_spool import Spool
 from procedure_rag._readers.pdf_structure import Block
 from procedure_rag._readers.pdf_text import fix_line, with_plain_bullet, wrap_joint
@@ -207,7 +207,7 @@ class _Writer:
     def block(self, block: Block, page: PageLines) -> None:
         if block.kind in ("header", "footer"):
             if self.furniture is None:
-                self.furniture = Spool()
+                self.furniture = Spool(RECORD_TYPES)
             # The page without its lines: a header needs only its number, size and printed number.
             self.furniture.append((block, replace(page, lines=[], rules=[], grids=[])))
         elif block.kind in ("text", "item"):

@@ -39,12 +39,13 @@ from typing import Any
 
 from procedure_rag._readers.pdf_contents import LaterHeadings, mark_contents_lists
 from procedure_rag._readers.pdf_furniture import RunningLines, contents_page, heading_key
+from procedure_rag._readers.pdf_grids import Grid, GridCell
 from procedure_rag._readers.pdf_headings import FontHeadings, outline_headings
-from procedure_rag._readers.pdf_pages import OutlineEntry, PageLines, PdfFile
+from procedure_rag._readers.pdf_pages import Cell, Line, OutlineEntry, PageLines, PdfFile, Rule
 from procedure_rag._readers.pdf_spool import Spool
 from procedure_rag._readers.pdf_structure import Block, heading_tag, large, margin, page_blocks
 
-__all__ = ["PageLayout", "PdfLayout"]
+__all__ = ["RECORD_TYPES", "PageLayout", "PdfLayout"]
 
 # The share of body lines the right text edge is beyond.
 _RIGHT_SHARE = 0.9
@@ -58,6 +59,10 @@ class PageLayout:
     blocks: list[Block]
     margin: float
     right: float = 0.0
+
+
+#: What the spools of a layout hold: pages, their lines and drawings, blocks.
+RECORD_TYPES: tuple[type, ...] = (PageLayout, PageLines, Line, Cell, Rule, Grid, GridCell, Block)
 
 
 @dataclass
@@ -111,7 +116,7 @@ class PdfLayout:
         self.close()
 
     def _spool(self) -> Spool[Any]:
-        spool: Spool[Any] = Spool()
+        spool: Spool[Any] = Spool(RECORD_TYPES)
         self._spools.append(spool)
         return spool
 
