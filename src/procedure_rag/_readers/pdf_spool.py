@@ -91,8 +91,8 @@ _SCALARS = (str, int, float, bool, type(None))
 class _Encoder:
     def __init__(self, types: dict[type, tuple[str, tuple[str, ...]]]) -> None:
         self.types = types
+        # id -> number: the record holds every object it names until it is written, so no id is reused.
         self.seen: dict[int, int] = {}
-        self.held: list[object] = []  # the objects numbered, kept alive so their ids stay theirs
 
     def encode(self, obj: object) -> Any:  # noqa: ANN401 - a JSON value
         if isinstance(obj, _SCALARS):
@@ -109,8 +109,7 @@ class _Encoder:
         number = self.seen.get(id(obj))
         if number is not None:
             return {"r": number}
-        self.seen[id(obj)] = len(self.held)
-        self.held.append(obj)
+        self.seen[id(obj)] = len(self.seen)
         name, fields = known
         return {"d": name, "f": [self.encode(getattr(obj, f)) for f in fields]}
 
@@ -118,7 +117,7 @@ class _Encoder:
 class _Decoder:
     def __init__(self, types: dict[str, type]) -> None:
         self.types = types
-        self.made: dict[int, object] = {}
+        self.made: list[object] = []
 
     def decode(self, value: Any) -> Any:  # noqa: ANN401 - a JSON value, then what it stands for
         if isinstance(value, list):
@@ -131,7 +130,7 @@ class _Decoder:
             return self.made[value["r"]]
         # Numbered in the order the encoder met them: before their fields.
         number = len(self.made)
-        self.made[number] = None
-        obj = self.types[value["d"]](*(self.decode(x) for x in value["f"]))
+        self.made.append(None)
+        obj = self.types[value["d"]](*[self.decode(x) for x in value["f"]])
         self.made[number] = obj
         return obj
