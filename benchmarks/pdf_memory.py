@@ -5,8 +5,10 @@ real documents) are repeated by pypdf into 100-, 300- and 1,000-page PDFs
 (``benchmarks/.cache/pdf_memory``, gitignored). For each size, in a fresh subprocess each:
 
 * **heap**: tracemalloc's peak of Python allocations while ``iter_pdf`` is consumed and
-  its elements dropped (the streamed way), and while ``read_pdf`` returns the whole
-  result (elements and text, the way the chunker takes it);
+  its elements dropped (the streamed way), while ``read_pdf`` returns the whole
+  result (elements and text), and while ``ProcedureChunker().iter_chunks_from_source(path)``
+  is consumed and its chunks dropped (*chunked*: reading and chunking the file, as the
+  splitters' and the CLI's file path does);
 * **rss**: the resident memory's peak (``VmHWM``, reset before reading) above the resident
   memory before reading, streamed, without tracemalloc (PDFium's own allocations count);
 * **speed**: pages per CPU second of reading (streamed), best of ``--repeats``, beside
@@ -84,9 +86,13 @@ def worker(mode: str, path: str, warm: str) -> dict[str, Any]:
         for page in PdfReader(path).pages:
             page.extract_text()
         return {"cpu": time.process_time() - start}
+    from procedure_rag import ProcedureChunker  # noqa: PLC0415
     from procedure_rag._readers.pdf import iter_pdf, read_pdf  # noqa: PLC0415
 
     read_pdf(warm, source_id="warm")
+    chunker = ProcedureChunker()
+    if mode == "heap-chunked":  # the chunker's modules and its token encoding
+        list(chunker.iter_chunks_from_source(Path(warm)))
     if mode == "rss":
         Path("/proc/self/clear_refs").write_text("5")  # reset VmHWM to the current RSS
         before = _rss_kb("VmRSS")
@@ -99,6 +105,8 @@ def worker(mode: str, path: str, warm: str) -> dict[str, Any]:
     tracemalloc.start()
     if mode == "heap-streamed":
         count = sum(1 for _ in iter_pdf(path, source_id="doc"))
+    elif mode == "heap-chunked":
+        count = sum(1 for _ in chunker.iter_chunks_from_source(Path(path)))
     else:
         result = read_pdf(path, source_id="doc")
         count = len(result.elements)
@@ -145,6 +153,8 @@ def main() -> None:
             row: dict[str, Any] = {"code": code, "pages": pages}
             row["heap_streamed"] = measure("heap-streamed", path, src)["heap_peak"]
             row["heap_whole"] = measure("heap-whole", path, src)["heap_peak"]
+            chunked = measure("heap-chunked", path, src)
+            row["heap_chunked"], row["chunks"] = chunked["heap_peak"], chunked["elements"]
             row["rss_growth"] = measure("rss", path, src)["rss_growth"]
             cpu = min(measure("speed", path, src)["cpu"] for _ in range(args.repeats))
             row["pages_per_cpu_s"] = pages / cpu
@@ -164,23 +174,25 @@ def main() -> None:
 
 def markdown(report: dict[str, Any]) -> str:
     lines = [
-        "# PDF reader memory and speed on long PDFs",
+        "# PDF reader (and chunker) memory and speed on long PDFs",
         "",
         f"`{report['source']}`'s pages repeated by pypdf; each figure from a fresh process "
         "(`python benchmarks/pdf_memory.py`),\n"
         "after a one-page PDF was read in it (imports not counted). "
         "Heap: tracemalloc's peak of Python allocations, "
         "*streamed* (`iter_pdf` consumed, elements dropped) and *whole* (`read_pdf`: every element "
-        "and the text kept). RSS: peak resident memory above the memory before reading, streamed. "
+        "and the text kept) and *chunked* (`ProcedureChunker().iter_chunks_from_source(path)` consumed, "
+        "chunks dropped). RSS: peak resident memory above the memory before reading, streamed. "
         "Speed: pages per CPU second, best of the repeats, beside pypdf's `extract_text`.",
         "",
-        "| code | pages | heap streamed MB | heap whole MB | RSS growth MB | pages/CPU s "
+        "| code | pages | heap streamed MB | heap whole MB | heap chunked MB | RSS growth MB | pages/CPU s "
         "| pypdf pages/CPU s | x pypdf |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in report["rows"]:
         lines.append(
             f"| {r['code']} | {r['pages']} | {r['heap_streamed'] / MB:.2f} | {r['heap_whole'] / MB:.2f} | "
+            f"{r['heap_chunked'] / MB:.2f} | "
             f"{r['rss_growth'] / MB:.1f} | {r['pages_per_cpu_s']:.0f} | {r['pypdf_pages_per_cpu_s']:.0f} | "
             f"{r['vs_pypdf']:.2f} |"
         )
@@ -194,7 +206,8 @@ def markdown(report: dict[str, Any]) -> str:
             low, high = rows[sizes[0]], rows[sizes[-1]]
             lines.append(
                 f"- {code}: streamed heap peak at {sizes[-1]} pages / at {sizes[0]} pages = "
-                f"{high['heap_streamed'] / low['heap_streamed']:.2f}"
+                f"{high['heap_streamed'] / low['heap_streamed']:.2f}; chunked "
+                f"{high['heap_chunked'] / low['heap_chunked']:.2f}"
             )
     return "\n".join(lines) + "\n"
 

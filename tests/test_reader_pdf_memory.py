@@ -1,4 +1,4 @@
-"""A long PDF is read page by page with bounded memory (issue 16 §3), and its spool is always deleted.
+"""A long PDF is read and chunked page by page with bounded memory (issue 16 §3), its spool always deleted.
 
 The layout is decided over the whole document in passes over pages spooled to a
 temporary file (``procedure_rag._readers.pdf_passes``); reading ten times the pages must
@@ -7,6 +7,7 @@ not take much more memory. The PDFs are a real PDF's pages repeated by pypdf.
 
 from __future__ import annotations
 
+import gc
 import os
 import tracemalloc
 from pathlib import Path
@@ -14,13 +15,12 @@ from pathlib import Path
 import pytest
 from pypdf import PdfReader, PdfWriter
 
-from procedure_rag import ReaderError
+from procedure_rag import ChunkerOptions, ProcedureChunker, ReaderError
 from procedure_rag._readers import pdf_pages
 from procedure_rag._readers.pdf import iter_pdf, read_pdf
 
-SOURCE = (
-    Path(__file__).resolve().parent / "data" / "real-docs" / "ja_yamagata-u_sapphire_app-manual.pages-1-8.pdf"
-)
+DATA = Path(__file__).resolve().parent / "data"
+SOURCE = DATA / "real-docs" / "ja_yamagata-u_sapphire_app-manual.pages-1-8.pdf"
 
 
 def repeated(tmp: Path, pages: int) -> Path:
@@ -130,3 +130,70 @@ def test_a_spool_refuses_what_it_was_not_given() -> None:
             spool.append([OutlineEntry(1, "Title", 1)])
         with pytest.raises(TypeError, match="cannot hold set objects"):
             spool.append({1})
+
+
+# ----- chunking a PDF file: the chunker takes the reader's stream, not its whole result ---------
+
+
+def chunked_peak(path: Path) -> int:
+    """tracemalloc's peak while every chunk of ``path`` is made and dropped.
+
+    Unreachable cycles are collected every fifty chunks, so that what is measured is
+    what the chunker holds, not how far the collector lags or free lists have filled.
+    """
+    chunker = ProcedureChunker()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        for i, _ in enumerate(chunker.iter_chunks_from_source(path)):
+            if i % 50 == 0:
+                gc.collect()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_chunking_ten_times_the_pages_takes_little_more_memory(pdfs: dict[int, Path]) -> None:
+    list(ProcedureChunker().iter_chunks_from_source(pdfs[1]))  # imports, caches, the token encoding
+    small = chunked_peak(pdfs[30])
+    large = chunked_peak(pdfs[300])
+    # Chunking the reader's whole result (elements and text, about 7.5 KB a page) made this
+    # about 9 (0.38 MB, then 3.3 MB); streamed, about 1.25 (0.28 MB, 0.34 MB): no more than
+    # reading alone.
+    assert large / small < 2.0, (small, large)
+
+
+STREAMED = [
+    SOURCE,
+    DATA / "pdf" / "hololens-recovery-ja.chromium.pdf",
+    DATA / "pdf" / "hololens-provisioning-ja.table.tagged.libreoffice.pdf",
+    DATA / "pdf" / "hololens-recovery-en.ruled.pdf",
+]
+
+
+@pytest.mark.parametrize("path", STREAMED, ids=lambda p: p.name)
+def test_chunks_of_a_streamed_pdf_are_those_of_its_whole_text(path: Path) -> None:
+    chunker = ProcedureChunker(ChunkerOptions(chunk_size=120))  # small: lines and tables are cut
+    whole = read_pdf(path, source_id=str(path))
+    expected = list(
+        chunker.iter_chunks_from_elements(whole.elements, source_id=str(path), source_text=whole.text)
+    )
+    streamed = list(chunker.iter_chunks_from_source(path))
+    assert streamed == expected
+    label = chunker.options.lexicons[streamed[0].language].continued_label
+    assert any(label in c.text for c in streamed)  # pieces were mapped back to the window's text
+
+
+def test_a_pdf_over_the_text_limit_is_refused_and_its_file_size_is_not_its_text(tmp_path: Path) -> None:
+    path = DATA / "pdf" / "certificate-manager-en.libreoffice.pdf"  # 57 KB of PDF, 3,249 characters
+    assert list(ProcedureChunker(ChunkerOptions(max_input_chars=4000)).iter_chunks_from_source(path))
+    before = open_files() if Path("/proc/self/fd").is_dir() else 0
+    with pytest.raises(
+        ValueError, match=r"^input is at least [\d,]+ characters, over the limit of 3,000 "
+    ) as caught:
+        list(ProcedureChunker(ChunkerOptions(max_input_chars=3000)).iter_chunks_from_source(path))
+    assert str(caught.value).endswith(
+        "(ChunkerOptions.max_input_chars: raise it, or set it to None for no limit)"
+    )
+    if before:
+        assert open_files() == before  # the reader's spool is deleted

@@ -19,17 +19,21 @@ from procedure_rag._chunking.options import ChunkerOptions
 from procedure_rag._chunking.packing import pack_section, render_element
 from procedure_rag._chunking.sections import iter_with_section_paths
 from procedure_rag._chunking.units import Section, iter_sections
-from procedure_rag._language.lexicons import Lexicon, detect_language
+from procedure_rag._language.lexicons import LANGUAGE_SAMPLE, Lexicon, detect_language
 from procedure_rag._readers.registry import (
+    FILE_FORMATS,
     FORMATS,
     TEXT_FORMATS,
     check_size,
     decode_text,
     decode_utf8,
     detect_format,
+    iter_file,
     iter_text,
     read_source,
+    streams,
 )
+from procedure_rag._readers.text_window import TextWindow
 from procedure_rag._types import Chunk, ChunkLevel, ChunkType, ElementKind, LayoutElement
 
 __all__ = ["ProcedureChunker", "chunk", "iter_chunks", "validate_text"]
@@ -166,8 +170,11 @@ class ProcedureChunker:
         fmt = detect_format(source, suffix=suffix) if source_format == "auto" else source_format
         if isinstance(source, Path):
             source_id = source_id or str(source)
-            check_size(source.stat().st_size, self._options.max_input_chars, unit="bytes")
-            source = source.read_bytes()
+            size = source.stat().st_size  # a missing file fails here, before anything is read
+            if fmt in TEXT_FORMATS:  # a binary file's size says nothing of its text
+                check_size(size, self._options.max_input_chars, unit="bytes")
+            if not streams(fmt):  # a streaming reader opens the path itself
+                source = source.read_bytes()
         if fmt in TEXT_FORMATS:
             if isinstance(source, bytes | bytearray):
                 source = decode_text(source, fmt=fmt, max_chars=self._options.max_input_chars)
@@ -184,8 +191,22 @@ class ProcedureChunker:
                 msg = f"source_id is required for {fmt} input (it has no name of its own)"
                 raise ValueError(msg)
             source_id = "sha1:" + hashlib.sha1(bytes(source)).hexdigest()[:16]  # noqa: S324
-        read = read_source(source, source_id=source_id, fmt=fmt, options=self._reader_options)
         language = self._options.language
+        if fmt in FILE_FORMATS:
+            # The text comes with the elements and is released section by section: a long
+            # PDF is chunked page by page, its text and elements never held whole.
+            window = TextWindow()
+            elements = iter_file(
+                source, source_id=source_id, fmt=fmt, text=window, options=self._reader_options
+            )
+            yield from self.iter_chunks_from_elements(
+                elements,
+                source_id=source_id,
+                language=None if language == "auto" else language,
+                source_text=window,
+            )
+            return
+        read = read_source(source, source_id=source_id, fmt=fmt, options=self._reader_options)
         yield from self.iter_chunks_from_elements(
             read.elements,
             source_id=source_id,
@@ -203,28 +224,27 @@ class ProcedureChunker:
         *,
         source_id: str,
         language: str | None = None,
-        source_text: str = "",
+        source_text: str | TextWindow = "",
     ) -> Iterator[Chunk]:
         """Yield chunks from the elements a reader produced.
 
         Args:
             elements: Layout elements in reading order.
             source_id: Id of the document.
-            language: ``"ja"`` or ``"en"``; ``None`` detects it from the element texts.
-            source_text: The source the element spans point into; needed to split
-                over-budget tables and code by their source lines.
+            language: ``"ja"`` or ``"en"``; ``None`` detects it from the source text
+                (from the element texts when there is none).
+            source_text: The source the element spans point into; needed to map the
+                pieces of an over-budget line, and the rows of a table or code block, back
+                to it. A streaming reader's :class:`TextWindow` (``elements`` must then
+                come in the order of their spans, each one's text written before it
+                comes) is released up to the section being packed.
 
         Elements are read as the chunks are made, section by section, so a huge
         document is never held as elements all at once.
         """
         if language is None or language == "auto":
-            if source_text:
-                language = detect_language(source_text)
-            else:
-                stream = iter(elements)
-                head = list(itertools.islice(stream, 200))
-                language = detect_language("\n".join(e.text for e in head))
-                elements = itertools.chain(head, stream)
+            language, elements = _detect_language(elements, source_text)
+        window = source_text if isinstance(source_text, TextWindow) else None
         lexicon = self._options.lexicons[language]
         pending: list[LayoutElement] = []  # headings of sections that had no text of their own
         held: list[Chunk] = []  # the last section's chunks, yielded once the next section has text
@@ -239,6 +259,8 @@ class ProcedureChunker:
                 inferred_only=self._options.combine_small_sections is None,
             )
         for section in sections:
+            if window is not None:
+                _release_before(window, section, pending)
             header, shown, header_size = self._header(section.path, lexicon)
             blocks = pack_section(
                 section,
@@ -372,6 +394,45 @@ class ProcedureChunker:
 
 def _is_heading(el: LayoutElement) -> bool:
     return el.kind in (ElementKind.SECTION_HEADER, ElementKind.TITLE)
+
+
+def _detect_language(
+    elements: Iterable[LayoutElement], source_text: str | TextWindow
+) -> tuple[str, Iterable[LayoutElement]]:
+    """The document's language, from the head of its text, and the elements still to be read.
+
+    A streaming reader's window is read into until it holds the sample
+    :func:`detect_language` takes (or the elements run out), so the answer is the one
+    the whole text gives.
+    """
+    if isinstance(source_text, str) and source_text:
+        return detect_language(source_text), elements
+    stream = iter(elements)
+    head: list[LayoutElement] = []
+    if isinstance(source_text, TextWindow):
+        for element in stream:
+            head.append(element)
+            if len(source_text) >= LANGUAGE_SAMPLE:
+                break
+        if len(source_text):
+            return detect_language(source_text[0:LANGUAGE_SAMPLE]), itertools.chain(head, stream)
+    head.extend(itertools.islice(stream, max(0, 200 - len(head))))
+    return detect_language("\n".join(e.text for e in head[:200])), itertools.chain(head, stream)
+
+
+def _release_before(window: TextWindow, section: Section, pending: list[LayoutElement]) -> None:
+    """Release the window's text before the first span this section or a pending heading may need.
+
+    Elements come in the order of their spans, so what later sections hold lies after
+    this section's first element.
+    """
+    starts = [
+        e.span.start
+        for e in itertools.chain(pending, (e for u in section.units for e in (*u.carried, *u.elements)))
+        if e.span is not None
+    ]
+    if starts:
+        window.release(min(starts))
 
 
 def iter_chunks(

@@ -11,12 +11,24 @@ from __future__ import annotations
 
 import itertools
 import re
+from typing import Protocol
 
 from procedure_rag._chunking.lengths import Measure
 from procedure_rag._language.lexicons import split_sentences
 from procedure_rag._types import LayoutElement, Span
 
-__all__ = ["hard_split", "source_lines", "split_text", "sub_spans"]
+__all__ = ["SourceText", "hard_split", "source_lines", "split_text", "sub_spans"]
+
+
+class SourceText(Protocol):
+    """The text element spans point into, only ever sliced by span offsets.
+
+    A ``str``, or a streaming reader's :class:`~procedure_rag._readers.text_window.TextWindow`.
+    """
+
+    def __getitem__(self, key: slice, /) -> str: ...
+
+    def __len__(self) -> int: ...
 
 
 def split_text(text: str, avail: int, m: Measure) -> list[str]:
@@ -65,6 +77,9 @@ def hard_split(text: str, avail: int, m: Measure) -> list[str]:
 def _find_start(source: str, head: str, start: int, end: int) -> int:
     """Where ``head`` (its first 20 non-space characters) begins in ``source[start:end]``, or -1.
 
+    ``source`` is the element's own text (its span's slice), so the search never
+    looks past the element.
+
     Line breaks and indentation in the source may sit between any two characters,
     since rendering joined wrapped lines.
     """
@@ -79,7 +94,7 @@ def _find_start(source: str, head: str, start: int, end: int) -> int:
     return m.start() if m else found
 
 
-def sub_spans(source: str, span: Span | None, text: str, pieces: list[str]) -> list[Span | None]:
+def sub_spans(source: SourceText, span: Span | None, text: str, pieces: list[str]) -> list[Span | None]:
     """Share ``span`` among consecutive ``pieces`` of ``text``; the sub-spans tile the span.
 
     Each piece after the first starts where its first word occurs in the source
@@ -89,6 +104,8 @@ def sub_spans(source: str, span: Span | None, text: str, pieces: list[str]) -> l
     """
     if span is None:
         return [None] * len(pieces)
+    # The span's own text, searched with offsets relative to its start.
+    own = source[span.start : span.end]
     bounds = [span.start]
     consumed = 0
     for piece in pieces[:-1]:
@@ -97,7 +114,8 @@ def sub_spans(source: str, span: Span | None, text: str, pieces: list[str]) -> l
         # The previous piece fills at least half its length of source (markup only adds),
         # so the search starts past it: its own first word must not be found again.
         floor = min(span.end, bounds[-1] + max(1, len(piece.strip()) // 2))
-        found = _find_start(source, text[consumed : consumed + 40], floor, span.end)
+        found = _find_start(own, text[consumed : consumed + 40], floor - span.start, len(own))
+        found = found + span.start if found >= 0 else -1
         bound = max(bounds[-1], found if found >= 0 else guess)
         # Each piece keeps at least one source character while the span has enough: a piece
         # with an empty span would make a chunk that covers nothing (and ids that collide).
@@ -107,7 +125,7 @@ def sub_spans(source: str, span: Span | None, text: str, pieces: list[str]) -> l
     return [Span(a, b) for a, b in itertools.pairwise(bounds)]
 
 
-def source_lines(el: LayoutElement, source: str) -> list[Span]:
+def source_lines(el: LayoutElement, source: SourceText) -> list[Span]:
     """Spans of the source lines of a table or code element (one per rendered line)."""
     assert el.span is not None  # noqa: S101 - callers check
     spans: list[Span] = []

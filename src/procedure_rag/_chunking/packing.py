@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from procedure_rag._chunking.cutting import hard_split, source_lines, split_text, sub_spans
+from procedure_rag._chunking.cutting import SourceText, hard_split, source_lines, split_text, sub_spans
 from procedure_rag._chunking.lengths import Measure
 from procedure_rag._chunking.units import Section, Unit
 from procedure_rag._language.lexicons import Lexicon
@@ -225,7 +225,9 @@ def _add_costs(roots: list[_StepNode]) -> None:
 class _Packer:
     """Packs the units of one section into blocks."""
 
-    def __init__(self, source: str, budget: int, m: Measure, lexicon: Lexicon, header_cost: int) -> None:
+    def __init__(
+        self, source: SourceText, budget: int, m: Measure, lexicon: Lexicon, header_cost: int
+    ) -> None:
         self.source = source
         self.budget = budget
         self.m = m
@@ -558,7 +560,7 @@ class _Packer:
 def pack_section(
     section: Section,
     *,
-    source: str,
+    source: SourceText,
     budget: int,
     measure: Measure,
     lexicon: Lexicon,
@@ -570,7 +572,9 @@ def pack_section(
 
     Args:
         section: The section's units.
-        source: The whole source text (table and code rows are mapped back to it).
+        source: The source text the section's spans point into (table and code rows
+            and the pieces of a cut line are mapped back to it): the whole text, or a
+            streaming reader's window holding at least the section's part.
         budget: The child chunk budget.
         measure: The length function, with its fixed costs measured once.
         lexicon: The document's language rules.

@@ -31,6 +31,7 @@ from procedure_rag._language.step_words import (
 __all__ = [
     "ENGLISH",
     "JAPANESE",
+    "LANGUAGE_SAMPLE",
     "LEXICONS",
     "Lexicon",
     "by_language",
@@ -227,7 +228,11 @@ _JA_CHARS = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uff66-\uff9f]+")
 _LETTERS = re.compile(r"[A-Za-z\u3040-\u30ff\u4e00-\u9fff\uff66-\uff9f]+")
 
 
-def detect_language(text: str, *, sample: int = 4_000) -> str:
+#: How much of a text's start :func:`detect_language` reads.
+LANGUAGE_SAMPLE = 4_000
+
+
+def detect_language(text: str, *, sample: int = LANGUAGE_SAMPLE) -> str:
     """Return ``"ja"`` when Japanese script is a real share of the letters, else ``"en"``.
 
     Japanese manuals are full of English product and UI names, so the threshold is

@@ -43,6 +43,7 @@ from procedure_rag._readers.pdf_text import fix_line, with_plain_bullet, wrap_jo
 from procedure_rag._readers.plaintext import iter_plain_text_within
 from procedure_rag._readers.registry import Source
 from procedure_rag._readers.tables import pipe_table
+from procedure_rag._readers.text_window import TextWindow
 from procedure_rag._types import BBox, ElementKind, LayoutElement, Span
 
 __all__ = ["PdfSource", "extract_pdf_text", "iter_pdf", "read_pdf"]
@@ -77,21 +78,33 @@ def read_pdf(source: PdfSource, *, source_id: str, options: ReaderOptions = DEFA
             file (record ``"file"``), or a page that cannot be read (``"page N"``).
         ImportError: When pypdfium2 is not installed.
     """
-    writer = _Writer(source_id, options, keep_text=True)
-    return Source(_FORMAT, list(_written(source, writer)), writer.text)
+    text = TextWindow()
+    return Source(_FORMAT, list(_written(source, _Writer(source_id, options, text))), text.text())
 
 
 def iter_pdf(
-    source: PdfSource, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
+    source: PdfSource,
+    *,
+    source_id: str,
+    options: ReaderOptions = DEFAULT_READER_OPTIONS,
+    text: TextWindow | None = None,
 ) -> Iterator[LayoutElement]:
     """Yield the layout elements of a PDF (see :func:`read_pdf`), page by page.
 
     The pages are laid out first (in passes over them spooled to a temporary file,
     :mod:`procedure_rag._readers.pdf_passes`), then each element is yielded as its page
-    is written out; neither the elements nor the text are kept, so memory does not grow
-    with the page count. Headers and footers come last, as in :func:`read_pdf`.
+    is written out; the elements are not kept, so memory does not grow with the page
+    count. Headers and footers come last, as in :func:`read_pdf`.
+
+    Args:
+        source: The PDF as bytes, a path, or a binary file object.
+        source_id: Id of the document; element ids start with it.
+        options: The reader options.
+        text: Where the text the spans point into is written, as :func:`read_pdf`'s
+            ``text``; each element's text is there when the element is yielded. The
+            caller releases what it no longer needs. ``None`` keeps no text.
     """
-    yield from _written(source, _Writer(source_id, options, keep_text=False))
+    yield from _written(source, _Writer(source_id, options, text))
 
 
 def _written(source: PdfSource, writer: _Writer) -> Iterator[LayoutElement]:
@@ -110,8 +123,7 @@ def _written(source: PdfSource, writer: _Writer) -> Iterator[LayoutElement]:
                 # their lines that it needs, not the rest of them.
                 record.page.lines = []
                 yield from writer.take()
-            writer.finish()
-            yield from writer.take()
+            yield from writer.finish()
 
 
 def extract_pdf_text(source: PdfSource) -> list[str]:
@@ -150,21 +162,20 @@ class _Writer:
     one run, read by the plain-text rules (step markers, nesting by indentation,
     lead-ins, notes, menu paths) across page breaks; each element it gives gets the
     page and box of the lines its span covers. Elements written wait in ``out`` until
-    taken (:meth:`take`); the text is kept only with ``keep_text`` (a span needs only its
-    position). Headers and footers are written last, after the body text; until then
+    taken (:meth:`take`); the text goes to ``text`` when there is one (a span needs only
+    its position). Headers and footers are written last, after the body text; until then
     they wait in a spool on disk.
     """
 
     source_id: str
     options: ReaderOptions
-    keep_text: bool
+    text: TextWindow | None
     body: float = 10.0
     heading_evidence: str = "fonts"
     margin: float = 0.0
     right: float = 0.0
     out: list[LayoutElement] = field(default_factory=list)
     count: int = 0
-    parts: list[str] = field(default_factory=list)
     position: int = 0
     run: list[str] = field(default_factory=list)
     run_lines: list[_RunLine] = field(default_factory=list)
@@ -174,10 +185,6 @@ class _Writer:
     level: int = 0
     pages: int = 0
     furniture: Spool[tuple[Block, PageLines]] | None = None
-
-    @property
-    def text(self) -> str:
-        return "".join(self.parts)
 
     def start(self, layout: PdfLayout) -> None:
         self.body = layout.body
@@ -216,11 +223,18 @@ class _Writer:
             self.flush()
             self._structural(block, page)
 
-    def finish(self) -> None:
+    def finish(self) -> Iterator[LayoutElement]:
+        """Write out the last run, then the headers and footers, yielding each element written.
+
+        One at a time: the furniture of every page is written here, and held as a list
+        it would grow with the page count.
+        """
         self.flush()
+        yield from self.take()
         if self.furniture is not None:
             for block, page in self.furniture:
                 self._structural(block, page)
+                yield from self.take()
 
     def _hints(self, page: PageLines) -> tuple[tuple[str, str], ...]:
         printed = page.printed
@@ -385,8 +399,8 @@ class _Writer:
         self.count += 1
 
     def _write(self, text: str) -> None:
-        if self.keep_text:
-            self.parts.append(text)
+        if self.text is not None:
+            self.text.append(text)
         self.position += len(text)
 
 

@@ -26,7 +26,7 @@ import importlib
 import json
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import cast
@@ -35,6 +35,7 @@ from procedure_rag._errors import ReaderError
 from procedure_rag._readers import ooxml
 from procedure_rag._readers.draft import HEADING_FROM
 from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
+from procedure_rag._readers.text_window import TextWindow
 from procedure_rag._types import ElementKind, LayoutElement
 
 __all__ = [
@@ -50,11 +51,13 @@ __all__ = [
     "decode_text",
     "detect_format",
     "detect_text_format",
+    "iter_file",
     "iter_paged_text",
     "iter_text",
     "read_source",
     "reader",
     "source_text",
+    "streams",
 ]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -80,6 +83,11 @@ class ReaderEntry:
             ``module`` that decodes its bytes (``decode(data) -> str``); empty for UTF-8.
         content_types: For an Office Open XML format, the content types of its
             package's main part, by which :func:`detect_format` tells a zip's bytes.
+        stream: For a ``"file"`` format whose reader can yield its elements as it
+            goes, that function of ``module``: ``f(source, *, source_id, options, text)
+            -> Iterator[LayoutElement]``, writing the text to the
+            :class:`~procedure_rag._readers.text_window.TextWindow` ``text``
+            (:func:`iter_file`).
     """
 
     takes: str
@@ -88,6 +96,7 @@ class ReaderEntry:
     suffixes: tuple[str, ...] = ()
     decoder: str = ""
     content_types: tuple[str, ...] = ()
+    stream: str = ""
 
 
 #: Every format and its reader; the one place a reader is named.
@@ -100,7 +109,7 @@ _READERS: Mapping[str, ReaderEntry] = {
         "text", "procedure_rag._readers.html", "iter_html", (".html", ".htm", ".xhtml"), decoder="decode_html"
     ),
     "rst": ReaderEntry("text", "procedure_rag._readers.rst", "iter_rst", (".rst", ".rest")),
-    "pdf": ReaderEntry("file", "procedure_rag._readers.pdf", "read_pdf", (".pdf",)),
+    "pdf": ReaderEntry("file", "procedure_rag._readers.pdf", "read_pdf", (".pdf",), stream="iter_pdf"),
     # .xls is here to be refused with how to convert it (ooxml.ole_problem).
     "xlsx": ReaderEntry(
         "file",
@@ -366,7 +375,7 @@ def _entry(fmt: str) -> ReaderEntry:
         raise ValueError(msg) from None
 
 
-def check_size(size: int, max_chars: int | None, *, unit: str = "characters") -> None:
+def check_size(size: int, max_chars: int | None, *, unit: str = "characters", so_far: bool = False) -> None:
     """Refuse an input longer than ``max_chars`` characters.
 
     Args:
@@ -374,6 +383,7 @@ def check_size(size: int, max_chars: int | None, *, unit: str = "characters") ->
         max_chars: The limit (:attr:`ChunkerOptions.max_input_chars`); ``None`` means none.
         unit: ``"characters"``, or ``"bytes"`` for undecoded input: UTF-8 bytes more
             than four times the limit cannot hold few enough characters.
+        so_far: ``size`` is what a streaming reader has written so far, not the whole.
 
     Raises:
         ValueError: Naming the size, the limit and the option that raises it.
@@ -381,7 +391,9 @@ def check_size(size: int, max_chars: int | None, *, unit: str = "characters") ->
     if max_chars is None:
         return
     if unit == "characters" and size > max_chars:
-        problem = f"input is {size:,} characters, over the limit of {max_chars:,}"
+        problem = (
+            f"input is {'at least ' if so_far else ''}{size:,} characters, over the limit of {max_chars:,}"
+        )
     elif unit != "characters" and size > _MAX_UTF8_BYTES * max_chars:
         problem = f"input is {size:,} {unit}, more than the limit of {max_chars:,} characters can take"
     else:
@@ -542,6 +554,52 @@ def read_source(
     elements = list(reader(fmt)(source, source_id=source_id, options=options))
     text = source if isinstance(source, str) and entry.takes == "text" else ""
     return Source(fmt, elements, text)
+
+
+def streams(fmt: str) -> bool:
+    """Whether the reader of the file format ``fmt`` yields its elements as it reads (:func:`iter_file`)."""
+    return bool(_entry(fmt).stream)
+
+
+def iter_file(
+    source: object,
+    *,
+    source_id: str,
+    fmt: str,
+    text: TextWindow,
+    options: ReaderOptions = DEFAULT_READER_OPTIONS,
+) -> Iterator[LayoutElement]:
+    """Yield the elements of a file format's source, its text written to ``text`` as they come.
+
+    A reader that streams (PDF: page by page, see :func:`streams`) is read as it goes,
+    so neither the elements nor the text need be held whole: each element's text is in
+    ``text`` when it is yielded, and the caller releases what it has used. Another
+    file reader reads the file whole first. ``options.max_input_chars`` is checked on
+    the text as it grows.
+
+    Raises:
+        ValueError: For a format that is not a file format, or text over the limit
+            (raised when the text passes it, after the elements before it were yielded);
+            :class:`~procedure_rag.ReaderError` for a source the reader cannot use.
+    """
+    entry = _entry(fmt)
+    if entry.takes != "file":
+        msg = f"{fmt!r} is not a file format; file formats: {', '.join(FILE_FORMATS)}"
+        raise ValueError(msg)
+    if not entry.stream:
+        read = read_source(source, source_id=source_id, fmt=fmt, options=options)
+        text.append(read.text)
+        yield from read.elements
+        return
+    stream = cast("Callable[..., Generator[LayoutElement]]", _function(entry, entry.stream))
+    elements = stream(source, source_id=source_id, options=options, text=text)
+    try:  # closed at once when the limit stops it, so the reader deletes its spool
+        for element in elements:
+            check_size(len(text), options.max_input_chars, so_far=True)
+            yield element
+    finally:
+        elements.close()
+    check_size(len(text), options.max_input_chars)
 
 
 @dataclass(frozen=True, slots=True)
