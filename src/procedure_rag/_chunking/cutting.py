@@ -104,6 +104,8 @@ def sub_spans(source: SourceText, span: Span | None, text: str, pieces: list[str
     """
     if span is None:
         return [None] * len(pieces)
+    if len(pieces) < 2:
+        return [span] * len(pieces)
     # The span's own text, searched with offsets relative to its start.
     own = source[span.start : span.end]
     bounds = [span.start]
