@@ -225,6 +225,40 @@ def test_split_several_files_in_order(capsys: pytest.CaptureFixture[str], tests_
     assert sorted(set(sources), key=sources.index) == paths
 
 
+# ----- split: a PDF file is read through its path ----------------------------------------
+
+PDF = Path(__file__).resolve().parent / "data" / "pdf" / "hololens-recovery-en.libreoffice.pdf"
+
+
+def test_a_pdf_is_chunked_from_its_path_and_anything_else_from_its_bytes(tmp_path: Path) -> None:
+    from procedure_rag._cli.common import chunk_input  # noqa: PLC0415 - only these tests need it
+
+    unnamed = tmp_path / "manual"  # no suffix: told by its first bytes
+    shutil.copy(PDF, unnamed)
+    page = tmp_path / "page.md"
+    page.write_text("# Title\n\n1. Open it.\n", encoding="utf-8")
+    assert chunk_input(str(PDF), io.StringIO()) == PDF
+    assert chunk_input(str(unnamed), io.StringIO()) == unnamed
+    assert chunk_input(str(page), io.StringIO()) == page.read_bytes()
+    # Told to read it as text: its bytes, refused by the text reader as before.
+    assert chunk_input(str(PDF), io.StringIO(), "text") == PDF.read_bytes()
+
+
+def test_split_of_a_pdf_file_gives_the_chunks_of_its_bytes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    unnamed = tmp_path / "manual"
+    shutil.copy(PDF, unnamed)
+    code, out, _ = run(capsys, "split", "--jsonl", str(unnamed))
+    assert code == 0
+    from_path = [r["text"] for r in jsonl(out)]
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(PDF.read_bytes())))
+    code, out, _ = run(capsys, "split", "--jsonl", "-")
+    assert code == 0
+    assert from_path == [r["text"] for r in jsonl(out)]
+    assert any("manually restart the device" in text for text in from_path)
+
+
 # ----- errors ---------------------------------------------------------------------------
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "Style",
     "add_command",
     "build_chunker",
+    "chunk_input",
     "chunks_of",
     "display_path",
     "positive_int",
@@ -288,9 +289,35 @@ def read_input(path: str, stdin: TextIO) -> bytes:
             data: bytes = buffer.read()
             return data
         return stdin.read().encode("utf-8", errors="surrogateescape")
-    file = Path(path)
+    return _reading(path, Path(path).read_bytes)
+
+
+def chunk_input(path: str, stdin: TextIO, source_format: str = "auto") -> bytes | Path:
+    """What the chunker reads for ``path`` (``-`` for stdin): its bytes, or a PDF file's path.
+
+    A PDF file is given as its path: PDFium reads it page by page, so a long or
+    image-heavy PDF is never held in memory as bytes. Anything else is read whole
+    (:func:`read_input`), its format told from its content and suffix as before.
+
+    Raises:
+        CliError: When the file is missing, a folder, or unreadable.
+    """
+    if path != "-" and source_format in ("auto", "pdf"):
+        file = Path(path)
+
+        def head() -> bytes:
+            with file.open("rb") as f:
+                return f.read(5)
+
+        if _reading(path, head) == b"%PDF-":
+            return file
+    return read_input(path, stdin)
+
+
+def _reading(path: str, read: Callable[[], bytes]) -> bytes:
+    """``read()``, its ``OSError`` told as a :class:`CliError` naming ``path``."""
     try:
-        return file.read_bytes()
+        return read()
     except FileNotFoundError:
         raise CliError(f"no such file: {path}") from None
     except IsADirectoryError:
@@ -302,14 +329,16 @@ def read_input(path: str, stdin: TextIO) -> bytes:
 
 
 def chunks_of(
-    chunker: ProcedureChunker, data: bytes, source: str, source_format: str = "auto"
+    chunker: ProcedureChunker, data: bytes | Path, source: str, source_format: str = "auto"
 ) -> Iterator[Chunk]:
-    """Chunk one input with the reader its format (or its suffix) names.
+    """Chunk one input (its bytes, or a PDF's path: :func:`chunk_input`) with the reader its format names.
 
     Raises:
-        CliError: Naming the file, when the core finds the input unusable or a reader
-            needs a package that is not installed.
+        CliError: Naming the file, when the core finds the input unusable, a reader
+            needs a package that is not installed, or the file cannot be read.
     """
+    if isinstance(data, Path) and source_format == "auto":
+        source_format = "pdf"  # chunk_input gives a path only for a file that starts as a PDF does
     try:
         yield from chunker.iter_chunks_from_source(
             data, source_id=source, source_format=source_format, suffix=Path(source).suffix or None
@@ -318,6 +347,8 @@ def chunks_of(
         raise CliError(f"{display_path(source)}: {exc}") from exc
     except ImportError as exc:  # an optional reader (pypdf, docling-core…) is missing
         raise CliError(f"{display_path(source)}: {exc}") from exc
+    except OSError as exc:  # a PDF read through its path, gone or unreadable since it was opened
+        raise CliError(f"cannot read {display_path(source)}: {exc.strerror or exc}") from exc
 
 
 def build_chunker(options: Callable[[], ChunkerOptions]) -> ProcedureChunker:

@@ -29,10 +29,10 @@ from procedure_rag._cli.common import (
     Style,
     add_command,
     build_chunker,
+    chunk_input,
     chunks_of,
     display_path,
     positive_int,
-    read_input,
     render_chunk,
     use_colour,
 )
@@ -155,7 +155,7 @@ def documents_of(files: Sequence[Path], chunk_size: int, language: str, streams:
     documents = []
     for file in files:
         source = file.as_posix()
-        chunks = chunks_of(chunker, read_input(source, streams.stdin), source)
+        chunks = chunks_of(chunker, chunk_input(source, streams.stdin), source)
         documents.append(Document(source, stored_chunks(chunks, source)))
     return documents
 

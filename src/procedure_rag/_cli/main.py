@@ -41,6 +41,7 @@ from procedure_rag._cli.common import (
     Style,
     add_command,
     build_chunker,
+    chunk_input,
     chunks_of,
     read_input,
     render_chunk,
@@ -117,7 +118,9 @@ def _run_split(args: argparse.Namespace, streams: Streams) -> int:
     first = True
     for path in args.files:
         source = STDIN_NAME if path == "-" else path
-        chunks = chunks_of(chunker, read_input(path, streams.stdin), source, args.source_format)
+        chunks = chunks_of(
+            chunker, chunk_input(path, streams.stdin, args.source_format), source, args.source_format
+        )
         if args.jsonl:
             for chunk in chunks:
                 record = {
