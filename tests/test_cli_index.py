@@ -157,6 +157,30 @@ def test_index_a_changed_file_embeds_only_its_new_chunks(
     assert _summary(out)["index"] == "0 chunks, 0 vectors, 0 documents"
 
 
+def test_index_step_vectors_adds_them_and_a_plain_run_takes_them_away(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    persist = str(tmp_path / "index")
+    _, plain, _ = run(capsys, "index", str(MARKDOWN), "--persist", persist)
+    plain_vectors = int(_summary(plain)["index"].split(", ")[1].split()[0])
+    code, out, _ = run(capsys, "index", str(MARKDOWN), "--persist", persist, "--step-vectors")
+    assert code == 0
+    # Every chunk is unchanged; only the step vectors are new.
+    summary = _summary(out)
+    steps = int(summary["vectors"].split()[0])
+    assert steps > 0
+    assert int(summary["index"].split(", ")[1].split()[0]) == plain_vectors + steps
+    code, out, _ = run(capsys, "query", DELETE_PAGE, "--persist", persist, "--jsonl")
+    assert code == 0
+    best = _jsonl(out)[0]["metadata"]
+    assert best["section_path"] == ["ページを移動/複製/削除する", "削除する"]
+    assert "step" in {hit["kind"] for hit in best["matched"]}
+    # Without the option again, the index is the plain one: no step vector stays behind.
+    code, out, _ = run(capsys, "index", str(MARKDOWN), "--persist", persist)
+    assert code == 0
+    assert int(_summary(out)["index"].split(", ")[1].split()[0]) == plain_vectors
+
+
 def test_index_progress_bar_on_a_terminal(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     err = FakeTty()
     monkeypatch.setattr(sys, "stderr", err)

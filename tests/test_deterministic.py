@@ -11,6 +11,7 @@ import pytest
 
 from procedure_rag import Chunk, ChunkType, chunk
 from procedure_rag._language.words import japanese_tokenizer
+from procedure_rag._metadata import chunk_from_metadata, chunk_metadata
 from procedure_rag._representations.offline.generator import (
     DeterministicGenerator,
     generate_representations,
@@ -114,6 +115,43 @@ def test_kinds_override_per_type() -> None:
     reps = generate_representations(chunks, kinds={ChunkType.PROCEDURE: (K.RAW,)})
     procedure_ids = {c.chunk_id for c in chunks if c.chunk_type is ChunkType.PROCEDURE}
     assert {r.kind for r in reps if r.chunk_id in procedure_ids} == {K.RAW}
+
+
+@pytest.mark.parametrize(
+    "relative",
+    [
+        "hololens/en/hololens-recovery.md",
+        "hololens/ja/hololens-recovery.md",
+        "ja-native/growi-docs/docs/ja/admin-guide/management-cookbook/group.md",
+    ],
+)
+def test_step_kind_gives_each_step_of_a_procedure_with_its_section(relative: str) -> None:
+    chunks = _chunks(relative)
+    procedures = [c for c in chunks if c.steps]
+    assert procedures
+    for c in chunks:
+        reps = DeterministicGenerator().generate(c, [K.STEP])
+        started = [s for s in c.steps if not s.is_continuation and s.action.strip()]
+        assert len(reps) == len(started)
+        head = " > ".join(c.section_path[-2:])
+        for rep, step in zip(reps, started, strict=True):
+            assert rep.text == (f"{head}\n{step.action}" if head else step.action)
+            assert (rep.kind, rep.chunk_id) == (K.STEP, c.chunk_id)
+        assert [r.index for r in reps] == list(range(len(reps)))
+        # The same texts from the chunk a store gives back (its metadata keeps the actions).
+        back = chunk_from_metadata(c.text, chunk_metadata(c))
+        assert [r.text for r in DeterministicGenerator().generate(back, [K.STEP])] == [r.text for r in reps]
+    # Not a default: asked for by name, or through a kinds table.
+    assert all(K.STEP not in kinds for kinds in (*OFFLINE_KINDS.values(), *DEFAULT_KINDS.values()))
+    with_steps = {**OFFLINE_KINDS, ChunkType.PROCEDURE: (*OFFLINE_KINDS[ChunkType.PROCEDURE], K.STEP)}
+    made = generate_representations(chunks, defaults=with_steps)
+    assert sum(r.kind is K.STEP for r in made) == sum(
+        1
+        for c in procedures
+        if c.chunk_type is ChunkType.PROCEDURE
+        for s in c.steps
+        if not s.is_continuation and s.action.strip()
+    )
 
 
 def test_throughput_on_hololens_ja(record_property: pytest.RecordProperty) -> None:

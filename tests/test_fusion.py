@@ -137,12 +137,12 @@ def test_fuse_empty() -> None:
         (
             {"k": 1, "method": "weighted", "weights": {"raw": 1.0, "caption": 1.0, "faq": 2.0}},
             "unknown kind names in weights: caption, faq; known kinds: code_docstring, image_caption, "
-            "keywords, question, raw, summary, table_summary",
+            "keywords, question, raw, step, summary, table_summary",
         ),
         (
             {"k": 1, "kinds": ["raw", "titles"]},
             "unknown kind names in kinds: titles; known kinds: code_docstring, image_caption, "
-            "keywords, question, raw, summary, table_summary",
+            "keywords, question, raw, step, summary, table_summary",
         ),
         (
             {"k": 1, "weights": {"raw": 1.0}},
@@ -153,6 +153,10 @@ def test_fuse_empty() -> None:
             "weight of kind 'raw' must be a finite number >= 0, got -1.0",
         ),
         ({"k": 1, "method": "rrf", "rrf_k": -1}, "rrf_k must be >= 0, got -1"),
+        (
+            {"k": 1, "method": "sum", "weights": {"raw": 1.0, "step": 0.5}},
+            "a 'step' hit scores as its chunk's raw text: weigh 'raw' instead of 'step'",
+        ),
     ],
 )
 def test_fuse_errors(kwargs: dict[str, object], message: str) -> None:
@@ -197,3 +201,29 @@ def test_sum_adds_each_kinds_best_hit_so_one_generic_hit_cannot_decide() -> None
     assert summed[1].score == pytest.approx(0.70 + 0.35 * (0.95 + 0.85 + 0.80) / 3)
     custom = fuse(hits, k=1, method="sum", weights={"question": 1.0})
     assert custom[0].doc_id == "a"  # only the kinds given count
+
+
+@pytest.mark.parametrize("method", ["max", "sum", "weighted", "rrf"])
+def test_a_step_hit_scores_as_its_chunks_raw_text(method: str) -> None:
+    # "a" holds the step the question is about: its step vector matches better than
+    # any raw text, and "a" comes back once, first, with the step among what matched.
+    hits = [
+        _h("b", "raw", 0.80),
+        _h("a", "step", 0.90),
+        _h("a", "step", 0.70, 1),
+        _h("a", "raw", 0.60),
+        _h("c", "raw", 0.50),
+    ]
+    fused = fuse(hits, k=3, method=method)
+    assert [f.doc_id for f in fused] == ["a", "b", "c"]
+    assert [h.kind for h in fused[0].matched] == ["step", "step", "raw"]
+    if method == "sum":
+        assert fused[0].score == pytest.approx(0.90)  # the best of raw and step, nothing added
+
+
+def test_sum_does_not_hold_a_missing_step_against_a_chunk() -> None:
+    # Text chunks have no steps: with steps scored as raw, "t" loses nothing for lacking
+    # them, and a procedure's weaker steps do not count as an extra kind of evidence.
+    hits = [_h("t", "raw", 0.80), _h("p", "raw", 0.78), _h("p", "step", 0.40)]
+    fused = fuse(hits, k=2, method="sum")
+    assert [(f.doc_id, f.score) for f in fused] == [("t", pytest.approx(0.80)), ("p", pytest.approx(0.78))]

@@ -21,6 +21,7 @@ from langchain_tests.integration_tests import BaseStoreSyncTests, RetrieversInte
 from langchain_procedures import OfflineEmbeddings, ProcedureTextSplitter
 from langchain_procedures._docstore import ProcedureDocStore
 from langchain_procedures._retriever import ProcedureMultiVectorRetriever
+from procedure_rag import OFFLINE_KINDS, ChunkType, RepresentationKind, generate_representations
 from procedure_rag._models.identity import EmbeddingMismatchError
 
 DATA = Path(__file__).parent / "data" / "hololens"
@@ -346,3 +347,33 @@ def test_context_budget_returns_hits_with_the_parts_of_their_section(index_dir: 
     assert len(held) == len(set(held))  # no part is returned twice
     with pytest.raises(ValueError, match="context_budget and expand_parents exclude each other"):
         _open(index_dir, context_budget=800, expand_parents=True)
+
+
+def test_step_vectors_find_a_step_and_return_its_chunk_once(tmp_path: Path) -> None:
+    # Opt-in small-to-big vectors: each step of a procedure gets its own vector, filed
+    # under its chunk; a question about one step finds the chunk through it, and the
+    # chunk comes back once, saying which step matched.
+    with_steps = {
+        **OFFLINE_KINDS,
+        ChunkType.PROCEDURE: (*OFFLINE_KINDS[ChunkType.PROCEDURE], RepresentationKind.STEP),
+    }
+    retriever = ProcedureMultiVectorRetriever.from_persist_directory(tmp_path, embedding=_embeddings(), k=3)
+    chunks = _splitter().split_documents(_documents(("en/hololens-recovery.md",)))
+    with retriever:
+        report = retriever.add_documents(
+            chunks, representations=lambda core: generate_representations(core, defaults=with_steps)
+        )
+        kinds = retriever.vectorstore.get(include=["metadatas"])["metadatas"]  # type: ignore[attr-defined]
+        steps = sum(1 for m in kinds if m["representation"] == "step")
+        assert steps >= 20
+        assert report.vectors_added == len(kinds)
+        hits = retriever.invoke("Which buttons do I hold down for 15 seconds to hard-restart the device?")
+    assert len({hit.id for hit in hits}) == len(hits) == 3
+    best = hits[0]
+    assert "Hard-restart" in best.metadata["section"]
+    matched = json.loads(best.metadata["matched"])
+    assert matched[0]["kind"] == "step"
+    assert matched[0]["text"] == (
+        "Restart the device > Hard-restart procedure\n"
+        "Hold down the volume down + power buttons for 15 seconds."
+    )

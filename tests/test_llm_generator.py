@@ -22,7 +22,7 @@ from procedure_rag._representations.llm.prompts import (
     build_prompt,
     prompt_digest,
 )
-from procedure_rag._representations.offline.generator import default_kinds
+from procedure_rag._representations.offline.generator import DeterministicGenerator, default_kinds
 from procedure_rag._representations.types import Representation, RepresentationKind
 from procedure_rag._types import Chunk, ChunkType
 
@@ -256,6 +256,18 @@ def test_raw_never_calls_the_model(run: Run, recovery_chunks: list[Chunk]) -> No
     reps = run(generator(model, kinds=raw_only), recovery_chunks)
     assert model.calls == []
     assert [r.text for r in reps] == [c.text for c in recovery_chunks]
+
+
+def test_step_vectors_never_call_the_model(run: Run, recovery_chunks: list[Chunk]) -> None:
+    # A step's text is the chunk's own (its section and the step's action), as raw is.
+    model = FakeModel()
+    reps = run(generator(model, kinds={ChunkType.PROCEDURE: (K.STEP,), ChunkType.TEXT: ()}), recovery_chunks)
+    assert model.calls == []
+    expected = DeterministicGenerator().generate
+    procedures = [c for c in recovery_chunks if c.chunk_type is ChunkType.PROCEDURE]
+    assert [r.text for r in reps] == [r.text for c in procedures for r in expected(c, [K.STEP])]
+    assert reps
+    assert all(r.kind is K.STEP and not r.fallback for r in reps)
 
 
 @pytest.mark.parametrize("limit", [1, 3])

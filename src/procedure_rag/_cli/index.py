@@ -45,6 +45,8 @@ from procedure_rag._models.embeddings import (
     load_offline_model,
 )
 from procedure_rag._readers.registry import SUFFIXES, detect_format
+from procedure_rag._representations.offline.generator import generate_representations
+from procedure_rag._representations.types import OFFLINE_STEP_KINDS
 from procedure_rag._retrieval.fusion import Hit
 from procedure_rag._retrieval.retrieve import RetrievalOptions, Retrieved, check_query
 from procedure_rag._store.records import StoredChunk
@@ -224,14 +226,24 @@ def _recorded_model(target: IndexTarget) -> str:
     return name if name in MODEL_NAMES else default_model_name()
 
 
-def write_documents(index: ChromaIndex, documents: Sequence[Document], err: TextIO) -> IndexReport:
+def write_documents(
+    index: ChromaIndex, documents: Sequence[Document], err: TextIO, *, step_vectors: bool = False
+) -> IndexReport:
     """Write ``documents`` to ``index``, showing progress on ``err`` (see :class:`Progress`).
 
-    A file that now has no chunks (emptied) loses the chunks it had.
+    A file that now has no chunks (emptied) loses the chunks it had. ``step_vectors`` adds
+    a vector per step of each procedure to the default representations.
     """
     progress = Progress(err)
+    representations = (
+        (lambda chunks: generate_representations(chunks, defaults=OFFLINE_STEP_KINDS))
+        if step_vectors
+        else None
+    )
     try:
-        report = index.add([c for d in documents for c in d.chunks], progress=progress)
+        report = index.add(
+            [c for d in documents for c in d.chunks], representations=representations, progress=progress
+        )
     finally:
         progress.close()
     emptied = [d.source for d in documents if not d.chunks]
@@ -356,6 +368,12 @@ def add_index(commands: Commands, common: Parser) -> None:
     parser.add_argument(
         "--language", default="auto", metavar="auto|ja|en", help="document language (default auto)"
     )
+    parser.add_argument(
+        "--step-vectors",
+        action="store_true",
+        help="also embed each step of a procedure on its own (finds the chunk holding the step a "
+        "question names; about 1.7x the vectors)",
+    )
     parser.set_defaults(handler=run_index)
 
 
@@ -367,7 +385,7 @@ def run_index(args: argparse.Namespace, streams: Streams) -> int:
     documents = documents_of(files, args.chunk_size, args.language, streams)
     index, embedder = open_index(target, args.model)
     with index:
-        report = write_documents(index, documents, streams.err)
+        report = write_documents(index, documents, streams.err, step_vectors=args.step_vectors)
         stats = index.stats()
     style = Style(enabled=use_colour(streams.out, os.environ))
     title = f"Indexed {_count(len(documents), 'document')} into {target.describe()} ({embedder.identity})"

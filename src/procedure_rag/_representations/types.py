@@ -18,6 +18,7 @@ from procedure_rag._types import ChunkType
 __all__ = [
     "DEFAULT_KINDS",
     "OFFLINE_KINDS",
+    "OFFLINE_STEP_KINDS",
     "Representation",
     "RepresentationKind",
     "kinds_for",
@@ -35,6 +36,9 @@ class RepresentationKind(StrEnum):
     TABLE_SUMMARY = "table_summary"
     CODE_DOCSTRING = "code_docstring"
     IMAGE_CAPTION = "image_caption"
+    #: One per step of a procedure (the section's last headings and the step's action),
+    #: offline only; a step's hit counts as its chunk's raw text (small-to-big retrieval).
+    STEP = "step"
 
 
 _K = RepresentationKind
@@ -65,6 +69,13 @@ OFFLINE_KINDS: Mapping[ChunkType, tuple[RepresentationKind, ...]] = MappingProxy
         ChunkType.CODE: (_K.CODE_DOCSTRING, _K.RAW),
         ChunkType.PICTURE: (_K.IMAGE_CAPTION,),
     }
+)
+
+
+#: :data:`OFFLINE_KINDS` with a vector per step of each procedure (the opt-in ``step`` kind:
+#: ``procedure-rag index --step-vectors``; the README's *A vector per step* has its figures).
+OFFLINE_STEP_KINDS: Mapping[ChunkType, tuple[RepresentationKind, ...]] = MappingProxyType(
+    {**OFFLINE_KINDS, ChunkType.PROCEDURE: (*OFFLINE_KINDS[ChunkType.PROCEDURE], _K.STEP)}
 )
 
 

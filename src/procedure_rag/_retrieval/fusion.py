@@ -45,6 +45,13 @@ SUM_WEIGHTS: Mapping[str, float] = MappingProxyType(
 )
 
 _KNOWN_KINDS = frozenset(kind.value for kind in RepresentationKind)
+_RAW = RepresentationKind.RAW.value
+_STEP = RepresentationKind.STEP.value
+
+
+def _scored_as(kind: str) -> str:
+    """The kind a hit scores as: a step's hit is its chunk's raw text (small-to-big)."""
+    return _RAW if kind == _STEP else kind
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +123,9 @@ def _check_options(
             msg = f"weights are used only with method='weighted' or 'sum', got method={method!r}"
             raise ValueError(msg)
         _check_kind_names(weights, "weights")
+        if _STEP in weights:
+            msg = "a 'step' hit scores as its chunk's raw text: weigh 'raw' instead of 'step'"
+            raise ValueError(msg)
         for kind, weight in sorted(weights.items()):
             if not weight >= 0 or math.isinf(weight):
                 msg = f"weight of kind {kind!r} must be a finite number >= 0, got {weight!r}"
@@ -137,7 +147,7 @@ def _rrf_scores(hits: Sequence[Hit], rrf_k: int) -> dict[str, float]:
     scores: dict[str, float] = {}
     by_kind: dict[str, list[Hit]] = {}
     for hit in hits:
-        by_kind.setdefault(hit.kind, []).append(hit)
+        by_kind.setdefault(_scored_as(hit.kind), []).append(hit)
     for kind_hits in by_kind.values():
         seen: set[str] = set()
         # Several questions of one chunk are one chunk to this list: the rank counts chunks.
@@ -174,6 +184,10 @@ def fuse(
         chunks are not rewarded for having more kinds. Every kind adds evidence, and no
         single generic representation decides alone. Give it every representation of
         the candidate chunks (a re-scoring pass) for exact scores.
+
+    Every method scores a ``step`` hit as a hit on the chunk's raw text (a step's own
+    vector finds the chunk that holds it: small-to-big): in one ranked list with the raw
+    hits for ``"rrf"``, at the raw weight for ``"weighted"`` and ``"sum"``.
 
     Ties keep the order in which the chunks first appear in ``hits``. A representation
     seen twice (same ``representation_id``) counts once.
@@ -213,14 +227,15 @@ def fuse(
     elif method == "weighted":
         weight_of = dict(weights or {})
         scores = {
-            doc: max(weight_of.get(hit.kind, 1.0) * hit.score for hit in doc_hits)
+            doc: max(weight_of.get(_scored_as(hit.kind), 1.0) * hit.score for hit in doc_hits)
             for doc, doc_hits in by_doc.items()
         }
     elif method == "sum":
         weight_of = dict(SUM_WEIGHTS if weights is None else weights)
         floor: dict[str, float] = {}
         for hit in kept:
-            floor[hit.kind] = min(floor.get(hit.kind, hit.score), hit.score)
+            kind = _scored_as(hit.kind)
+            floor[kind] = min(floor.get(kind, hit.score), hit.score)
         scores = {doc: _kind_sum(doc_hits, weight_of, floor) for doc, doc_hits in by_doc.items()}
     else:
         scores = {doc: max(hit.score for hit in doc_hits) for doc, doc_hits in by_doc.items()}
@@ -237,8 +252,9 @@ def _kind_sum(hits: Sequence[Hit], weight_of: Mapping[str, float], floor: Mappin
     """Raw best plus the mean of the other weighted kinds' bests (missing ones at their floor)."""
     best: dict[str, float] = {}
     for hit in hits:
-        best[hit.kind] = max(best.get(hit.kind, hit.score), hit.score)
-    raw = RepresentationKind.RAW.value
+        kind = _scored_as(hit.kind)
+        best[kind] = max(best.get(kind, hit.score), hit.score)
+    raw = _RAW
     total = weight_of.get(raw, 0.0) * best.get(raw, floor.get(raw, 0.0))
     others = [kind for kind in floor if kind != raw and weight_of.get(kind, 0.0) > 0]
     if others:

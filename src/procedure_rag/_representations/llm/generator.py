@@ -9,7 +9,7 @@ For each chunk and each of its kinds (those
 generator does: its type's kinds, plus a table summary, docstring or caption when it
 holds a table, code or a picture), :class:`LLMGenerator` takes the first of:
 
-1. ``raw``: the chunk text itself (from the fallback generator, never a model);
+1. ``raw`` and ``step``: the chunk's own text (from the fallback generator, never a model);
 2. the cache, when the same prompt went to the same model before;
 3. the model, retried with exponential backoff and jitter (or as long as a
    rate-limit error's ``retry_after`` asks) on exceptions, timeouts and output that
@@ -115,7 +115,7 @@ class GenerationStats:
         """One line for a log: where the representations came from, calls, tokens and time.
 
         ``written``, ``cache_hits`` and ``fallbacks`` add up to every chunk-kind pair that
-        is not ``raw``.
+        is not ``raw`` or ``step``.
         """
         line = (
             f"{self.representations} representations of {self.chunks} chunks: "
@@ -361,8 +361,8 @@ class LLMGenerator:
         return [self._plan(chunk, kind) for chunk in chunks for kind in default_kinds(chunk, self._kinds)]
 
     def _plan(self, chunk: Chunk, kind: RepresentationKind) -> list[Representation] | _Job:
-        """``raw`` and cached representations, or the job of asking the model."""
-        if kind is RepresentationKind.RAW:
+        """``raw`` and ``step`` (the chunk's own text), a cached one, or the job of asking the model."""
+        if kind in (RepresentationKind.RAW, RepresentationKind.STEP):
             return self._fallback.generate(chunk, (kind,))
         images: Sequence[ImagePart] = ()
         if kind is RepresentationKind.IMAGE_CAPTION and self._image_loader and self._model.supports_images:
