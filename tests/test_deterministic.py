@@ -17,7 +17,13 @@ from procedure_rag._representations.offline.generator import (
     generate_representations,
     iter_representations,
 )
-from procedure_rag._representations.types import DEFAULT_KINDS, OFFLINE_KINDS, RepresentationKind, kinds_for
+from procedure_rag._representations.types import (
+    DEFAULT_KINDS,
+    OFFLINE_KINDS,
+    OFFLINE_STEP_KINDS,
+    RepresentationKind,
+    kinds_for,
+)
 
 DATA = Path(__file__).resolve().parent / "data"
 K = RepresentationKind
@@ -118,40 +124,79 @@ def test_kinds_override_per_type() -> None:
 
 
 @pytest.mark.parametrize(
-    "relative",
+    ("relative", "section", "expected"),
     [
-        "hololens/en/hololens-recovery.md",
-        "hololens/ja/hololens-recovery.md",
-        "ja-native/growi-docs/docs/ja/admin-guide/management-cookbook/group.md",
+        (
+            "hololens/en/hololens-recovery.md",
+            "Hard-restart procedure",
+            [
+                "Restart the device > Hard-restart procedure\n"
+                "Unplug the Type-C cable to disconnect the device from the power supply or the host PC.",
+                "Restart the device > Hard-restart procedure\n"
+                "Hold down the volume down + power buttons for 15 seconds.",
+                "Restart the device > Hard-restart procedure\nConnect the device to the host PC.",
+                "Restart the device > Hard-restart procedure\nOpen Device Manager. Make sure the device "
+                "enumerates correctly as *Microsoft HoloLens* as shown in the following image:",
+            ],
+        ),
+        (
+            "hololens/ja/hololens-recovery.md",
+            "ハード再起動の手順",
+            [
+                "デバイスを再起動します > ハード再起動の手順\n"
+                "Type-C ケーブルを抜いて、デバイスを電源またはホスト PC から切断します。",
+                "デバイスを再起動します > ハード再起動の手順\n"
+                "[ボリューム ダウン] ボタン + [電源] ボタンを 15 秒間押したままにします。",
+                "デバイスを再起動します > ハード再起動の手順\nデバイスをホスト PC に接続します。",
+                "デバイスを再起動します > ハード再起動の手順\nデバイス マネージャーを開きます。",
+            ],
+        ),
+        (
+            "ja-native/growi-docs/docs/ja/admin-guide/management-cookbook/group.md",
+            "グループの作成",
+            [
+                "グループ管理 > グループの作成\n管理メニューの「グループ管理」に移動します。",
+                "グループ管理 > グループの作成\n「新規グループの作成」ボタンをクリックします。",
+                "グループ管理 > グループの作成\n"
+                "「グループ名」と「説明」を記入して、「Create」ボタンをクリックします。",
+            ],
+        ),
     ],
 )
-def test_step_kind_gives_each_step_of_a_procedure_with_its_section(relative: str) -> None:
-    chunks = _chunks(relative)
-    procedures = [c for c in chunks if c.steps]
-    assert procedures
-    for c in chunks:
-        reps = DeterministicGenerator().generate(c, [K.STEP])
-        started = [s for s in c.steps if not s.is_continuation and s.action.strip()]
-        assert len(reps) == len(started)
-        head = " > ".join(c.section_path[-2:])
-        for rep, step in zip(reps, started, strict=True):
-            assert rep.text == (f"{head}\n{step.action}" if head else step.action)
-            assert (rep.kind, rep.chunk_id) == (K.STEP, c.chunk_id)
-        assert [r.index for r in reps] == list(range(len(reps)))
-        # The same texts from the chunk a store gives back (its metadata keeps the actions).
+def test_step_kind_gives_each_step_its_section_and_action(
+    relative: str, section: str, expected: list[str]
+) -> None:
+    # The page's own steps: the two innermost headings, then the step's instruction (its
+    # markup, result sentence and aside left out).
+    children = [c for c in _chunks(relative) if c.level.value == "child"]
+    held = [c for c in children if c.section_path[-1] == section and c.chunk_type is ChunkType.PROCEDURE]
+    reps = [r for c in held for r in DeterministicGenerator().generate(c, [K.STEP])]
+    assert [r.text for r in reps] == expected
+    assert all(r.kind is K.STEP for r in reps)
+    for c in children:
+        # Per chunk, its own ids and indexes; the same texts from the chunk a store gives
+        # back (its metadata keeps the actions, not the steps' raw text).
+        mine = DeterministicGenerator().generate(c, [K.STEP])
+        assert {r.chunk_id for r in mine} <= {c.chunk_id}
+        assert [r.index for r in mine] == list(range(len(mine)))
         back = chunk_from_metadata(c.text, chunk_metadata(c))
-        assert [r.text for r in DeterministicGenerator().generate(back, [K.STEP])] == [r.text for r in reps]
-    # Not a default: asked for by name, or through a kinds table.
+        assert [r.text for r in DeterministicGenerator().generate(back, [K.STEP])] == [r.text for r in mine]
+    # Opt-in: in no default table; OFFLINE_STEP_KINDS adds it to procedures only.
     assert all(K.STEP not in kinds for kinds in (*OFFLINE_KINDS.values(), *DEFAULT_KINDS.values()))
-    with_steps = {**OFFLINE_KINDS, ChunkType.PROCEDURE: (*OFFLINE_KINDS[ChunkType.PROCEDURE], K.STEP)}
-    made = generate_representations(chunks, defaults=with_steps)
-    assert sum(r.kind is K.STEP for r in made) == sum(
-        1
-        for c in procedures
-        if c.chunk_type is ChunkType.PROCEDURE
-        for s in c.steps
-        if not s.is_continuation and s.action.strip()
-    )
+    made = generate_representations(children, defaults=OFFLINE_STEP_KINDS)
+    stepped = {r.chunk_id for r in made if r.kind is K.STEP}
+    assert stepped >= {c.chunk_id for c in held}
+    assert stepped <= {c.chunk_id for c in children if c.chunk_type is ChunkType.PROCEDURE}
+
+
+def test_a_step_repeated_above_a_part_gets_no_vector_of_its_own() -> None:
+    # The Japanese recovery page's long lists are cut into parts, and a part that opens
+    # inside a step repeats that step: each step of the page gets one vector, in its own part.
+    children = [c for c in _chunks("hololens/ja/hololens-recovery.md") if c.level.value == "child"]
+    assert any(s.is_continuation for c in children for s in c.steps)
+    steps = {s.element_id for c in children for s in c.steps if s.action.strip()}
+    reps = [r for c in children for r in DeterministicGenerator().generate(c, [K.STEP])]
+    assert len(reps) == len(steps)
 
 
 def test_throughput_on_hololens_ja(record_property: pytest.RecordProperty) -> None:

@@ -254,9 +254,8 @@ def _kind_sum(hits: Sequence[Hit], weight_of: Mapping[str, float], floor: Mappin
     for hit in hits:
         kind = _scored_as(hit.kind)
         best[kind] = max(best.get(kind, hit.score), hit.score)
-    raw = _RAW
-    total = weight_of.get(raw, 0.0) * best.get(raw, floor.get(raw, 0.0))
-    others = [kind for kind in floor if kind != raw and weight_of.get(kind, 0.0) > 0]
+    total = weight_of.get(_RAW, 0.0) * best.get(_RAW, floor.get(_RAW, 0.0))
+    others = [kind for kind in floor if kind != _RAW and weight_of.get(kind, 0.0) > 0]
     if others:
         total += sum(weight_of[kind] * best.get(kind, floor[kind]) for kind in others) / len(others)
     return total
