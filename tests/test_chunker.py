@@ -50,6 +50,7 @@ from procedure_rag import (
 from procedure_rag._chunking.assembly import merge_spans
 from procedure_rag._chunking.lengths import tiktoken_length
 from procedure_rag._metadata import _dumps_spans, _dumps_strs
+from procedure_rag._readers.text_window import TextWindow
 
 TESTS = Path(__file__).resolve().parent
 TESTS_DATA = TESTS / "data"
@@ -170,7 +171,7 @@ def test_ids_are_stable_and_distinct(path: str, measure: str, budget: int) -> No
 def test_parents_hold_exactly_their_children(path: str, measure: str, budget: int) -> None:
     r = run(path, measure, budget)
     assert r.parents
-    assert_parents_hold_exactly_their_children(r.chunks)
+    assert_parents_hold_exactly_their_children(r.chunks, r.text)
 
 
 # ----- behaviour on real pages ------------------------------------------------------------------
@@ -574,6 +575,28 @@ def test_one_megabyte_single_line(text: str, measure: str) -> None:
     assert chunks
     assert all(LENGTHS[measure](c.text) <= 256 for c in chunks)
     assert merge_spans([s for c in chunks for s in c.source_spans])[0].end >= len(text.rstrip())
+
+
+def test_spans_join_over_whitespace_but_not_over_text_or_a_page_break() -> None:
+    text = "Step one.\n\n  \nStep two.\nA word\fStep three."
+    one, two = Span(0, 9), Span(14, 23)
+    three = Span(text.index("Step three"), len(text))
+    word = Span(24, 30)
+    assert merge_spans([two, one], text) == (Span(0, 23),)
+    assert merge_spans([one, two]) == (one, two)  # without the source nothing is known
+    assert merge_spans([one, three], text) == (one, three)  # text between them
+    assert merge_spans([word, three], text) == (word, three)  # a page break between them
+    window = TextWindow()
+    window.append(text)
+    assert merge_spans([one, two], window) == (Span(0, 23),)
+    window.release(12)
+    assert merge_spans([one, two], window) == (one, two)  # the gap is gone: not known
+
+
+def test_a_run_of_paragraphs_is_one_span() -> None:
+    text = "# Reset\n\nFirst paragraph.\n\nSecond paragraph.\n\n\n1. Open it.\n2. Close it.\n"
+    (chunk,) = children(text, source_format="markdown")
+    assert chunk.source_spans == (Span(0, len(text.rstrip())),)
 
 
 @pytest.mark.parametrize("marker", ["-", "1."])

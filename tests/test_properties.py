@@ -367,7 +367,7 @@ def check_invariants(text: str, fmt: str, budget: Budget, expected_steps: list[s
     assert over_budget(chunks, MEASURES[budget.measure], budget.size) == []
     assert_reading_order(chunks)
     assert step_numbers(chunks) == expected_steps
-    assert_parents_hold_exactly_their_children(chunks)
+    assert_parents_hold_exactly_their_children(chunks, text)
     assert_ids_distinct(chunks)
     again = ProcedureChunker(budget.options(source_format=fmt)).chunk(text, source_id="manual")
     assert [(c.chunk_id, c.text) for c in again] == [(c.chunk_id, c.text) for c in chunks]
@@ -460,7 +460,7 @@ def check_tiny(text: str, fmt: str, budget: Budget, expected_steps: list[str]) -
     assert lost_characters(text, chunks, dropped_spans(chunker, text, "manual")) == []
     assert_reading_order(chunks)
     assert_ids_distinct(chunks)
-    assert_parents_hold_exactly_their_children(chunks)
+    assert_parents_hold_exactly_their_children(chunks, text)
     assert step_numbers(chunks) == expected_steps
 
 

@@ -259,7 +259,9 @@ class Chunk:
         steps: The procedure steps the chunk holds, in order.
         lead_in: The sentence before the list that sets its condition, if any.
         condition: The condition that governs the whole list (from the lead-in).
-        source_spans: Merged character ranges of the source that the chunk covers.
+        source_spans: Merged character ranges of the source that the chunk covers
+            (the whitespace between two of its elements counts as covered, so a run of
+            elements is one range).
         context_spans: Merged ranges of the source the chunk repeats as context
             (the lead-in and the steps above a part that opens inside a list), which
             an earlier chunk covers; not counted in ``source_spans``.

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import fields, replace
 from operator import attrgetter
 
+from procedure_rag._chunking.cutting import SourceText
 from procedure_rag._chunking.packing import Block
 from procedure_rag._chunking.units import Unit
 from procedure_rag._language.labels import leading_label
 from procedure_rag._language.lexicons import Lexicon
 from procedure_rag._language.step_fields import CAUTION_LABELS, lead_in_condition, parse_step, unlabelled
+from procedure_rag._readers.text_window import TextWindow
 from procedure_rag._types import Chunk, ChunkLevel, ChunkType, ElementKind, LayoutElement, ProcedureStep, Span
 
 __all__ = ["build_children", "build_parents", "chunk_id", "merge_spans"]
@@ -33,17 +36,38 @@ def chunk_id(source_id: str, level: ChunkLevel, start: int, text: str) -> str:
     return digest.hexdigest()[:32]
 
 
-def merge_spans(spans: Sequence[Span | None]) -> tuple[Span, ...]:
-    """Sort and merge overlapping or touching spans."""
+def merge_spans(spans: Sequence[Span | None], source: SourceText | None = None) -> tuple[Span, ...]:
+    """Sort and merge overlapping or touching spans, and with ``source``, spans only whitespace parts.
+
+    A chunk covers the blank lines between its paragraphs: one range for a run of
+    elements, not one per element (a chunk's spans are kept in memory and in every
+    store's metadata). A page break (a form feed, as pages are joined) keeps two spans
+    apart, so the spans still tell which pages a chunk covers.
+    """
     ordered = sorted((s for s in spans if s is not None and s.end > s.start), key=lambda s: s.start)
     out: list[Span] = []
     for span in ordered:
-        if out and span.start <= out[-1].end:
+        if out and (span.start <= out[-1].end or _blank(source, out[-1].end, span.start)):
             if span.end > out[-1].end:
                 out[-1] = Span(out[-1].start, span.end)
         else:
             out.append(span)
     return tuple(out)
+
+
+_BLANK = re.compile(r"[^\S\f]*")  # whitespace, page breaks left out
+
+
+def _blank(source: SourceText | None, start: int, end: int) -> bool:
+    """Whether ``source[start:end]`` is known and nothing but whitespace, with no page break."""
+    if source is None or end > len(source):
+        return False
+    if isinstance(source, str):
+        return _BLANK.fullmatch(source, start, end) is not None
+    if isinstance(source, TextWindow) and start < source.released:
+        return False
+    gap = source[start:end]
+    return gap.isspace() and "\f" not in gap
 
 
 def _bound_notes(units: Sequence[Unit], owners: dict[str, LayoutElement]) -> dict[str, list[str]]:
@@ -179,10 +203,13 @@ def build_children(
     language: str,
     lexicon: Lexicon,
     header: str,
+    source: SourceText | None = None,
 ) -> list[Chunk]:
     """Turn the blocks of one section into child chunks (without parent ids yet).
 
     Blocks must have lines; the caller moves the spans of line-less blocks elsewhere.
+    ``source``, the text the spans point into, lets spans join over the blank lines
+    between them (see :func:`merge_spans`).
     """
     continued_head = f"{header} {lexicon.continued_label}" if header else ""
     index = {id(u): i for i, u in enumerate(units)}
@@ -204,7 +231,7 @@ def build_children(
             if line.element is not None:
                 unique.setdefault(id(line.element), line.element)
         elements = list(unique.values())
-        spans = merge_spans([line.span for line in block.lines] + [e.span for e in block.carried])
+        spans = merge_spans([line.span for line in block.lines] + [e.span for e in block.carried], source)
         if block.kind == "list":
             for unit in block.units:
                 if id(unit) not in seen_units:
@@ -241,7 +268,7 @@ def build_children(
                 lead_in=lead.text if lead is not None else "",
                 condition=condition,
                 source_spans=spans,
-                context_spans=merge_spans([line.shows for line in block.lines]),
+                context_spans=merge_spans([line.shows for line in block.lines], source),
                 element_ids=tuple(e.element_id for e in elements),
                 related_elements=tuple(
                     (
@@ -270,6 +297,7 @@ def build_parents(
     budget: int,
     max_children: int,
     length_of_body: Sequence[int],
+    source: SourceText | None = None,
 ) -> list[tuple[Chunk, list[Chunk]]]:
     """Group consecutive children of one section into parents.
 
@@ -279,6 +307,7 @@ def build_parents(
         budget: Parent budget (measured on the children's bodies).
         max_children: Most children per parent.
         length_of_body: Size of each child's body (its text without the header line).
+        source: The text the spans point into (see :func:`merge_spans`).
 
     Returns:
         ``(parent, children with parent_id set)`` pairs in order.
@@ -297,7 +326,7 @@ def build_parents(
         members = [children[i] for i in run]
         bodies = [_body(c, header) for c in members]
         text = "\n".join([header, *bodies] if header else bodies)
-        spans = merge_spans([s for c in members for s in c.source_spans])
+        spans = merge_spans([s for c in members for s in c.source_spans], source)
         types = [c.chunk_type for c in members]
         pages = [c.page for c in members if c.page is not None]
         first = members[0]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from procedure_rag._chunking.assembly import build_children, build_parents, chunk_id, merge_spans
 from procedure_rag._chunking.combining import combine_small_sections
+from procedure_rag._chunking.cutting import SourceText
 from procedure_rag._chunking.lengths import Measure, tiktoken_length
 from procedure_rag._chunking.options import ChunkerOptions
 from procedure_rag._chunking.packing import pack_section, render_element
@@ -296,11 +297,14 @@ class ProcedureChunker:
                 language=language,
                 lexicon=lexicon,
                 header=header,
+                source=source_text,
             )
-            held = self._with_parents(children, header, [block.cost() for block in with_lines])
+            held = self._with_parents(
+                children, header, [block.cost() for block in with_lines], source=source_text
+            )
         yield from held
         if pending:
-            yield from self._trailing_chunks(pending, source_id, language, lexicon)
+            yield from self._trailing_chunks(pending, source_id, language, lexicon, source_text)
 
     def _section_size(self, section: Section) -> int:
         """A section's text as the packer renders it: its elements and the headings its units carry.
@@ -354,7 +358,14 @@ class ProcedureChunker:
         cut = f"{label}{path[-1][:lo]}…"
         return cut, (), self._measure.line(cut)
 
-    def _with_parents(self, children: Sequence[Chunk], header: str, costs: Sequence[int]) -> list[Chunk]:
+    def _with_parents(
+        self,
+        children: Sequence[Chunk],
+        header: str,
+        costs: Sequence[int],
+        *,
+        source: SourceText | None = None,
+    ) -> list[Chunk]:
         if not self._options.emit_parents:
             return list(children)
         out: list[Chunk] = []
@@ -364,20 +375,26 @@ class ProcedureChunker:
             budget=self._options.effective_parent_chunk_size,
             max_children=self._options.max_children_per_parent,
             length_of_body=costs,
+            source=source,
         ):
             out.extend(members)
             out.append(parent)
         return out
 
     def _trailing_chunks(
-        self, pending: list[LayoutElement], source_id: str, language: str, lexicon: Lexicon
+        self,
+        pending: list[LayoutElement],
+        source_id: str,
+        language: str,
+        lexicon: Lexicon,
+        source: SourceText,
     ) -> list[Chunk]:
         """A chunk for headings (and markup) after the last text: their words must reach some chunk."""
         path = next((e.section_path for e in reversed(pending) if e.section_path), ())
         headings = [e.text for e in pending if _is_heading(e) and e.text]
         header = f"{lexicon.section_label}: {' > '.join(path)}" if path else lexicon.section_label
         text = "\n".join([header, *(h for h in headings if h not in path)])
-        spans = merge_spans([e.span for e in pending])
+        spans = merge_spans([e.span for e in pending], source)
         child = Chunk(
             chunk_id=chunk_id(source_id, ChunkLevel.CHILD, spans[0].start if spans else 0, text),
             text=text,
@@ -389,7 +406,7 @@ class ProcedureChunker:
             source_spans=spans,
             element_ids=tuple(e.element_id for e in pending),
         )
-        return self._with_parents([child], header, [self._length(text)])
+        return self._with_parents([child], header, [self._length(text)], source=source)
 
 
 def _is_heading(el: LayoutElement) -> bool:
