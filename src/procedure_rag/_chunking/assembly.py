@@ -62,12 +62,11 @@ def _blank(source: SourceText | None, start: int, end: int) -> bool:
     """Whether ``source[start:end]`` is known and nothing but whitespace, with no page break."""
     if source is None or end > len(source):
         return False
-    if isinstance(source, str):
+    if isinstance(source, str):  # searched in place, not copied
         return _BLANK.fullmatch(source, start, end) is not None
     if isinstance(source, TextWindow) and start < source.released:
         return False
-    gap = source[start:end]
-    return gap.isspace() and "\f" not in gap
+    return _BLANK.fullmatch(source[start:end]) is not None
 
 
 def _bound_notes(units: Sequence[Unit], owners: dict[str, LayoutElement]) -> dict[str, list[str]]:
