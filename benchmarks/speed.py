@@ -309,11 +309,11 @@ SENTENCE = "llamaindex-sentence"
 
 def time_methods(
     splitters: dict[str, Splitter], docs: Sequence[Doc], repeats: int, label: str
-) -> dict[str, dict[str, float]]:
+) -> dict[str, dict[str, Any]]:
     """Best wall and CPU time of each method over ``docs``; methods interleaved, order rotated."""
     size = sum(d.size for d in docs)
     names = list(splitters)
-    best: dict[str, dict[str, float]] = {}
+    best: dict[str, dict[str, Any]] = {}
     for r in range(repeats):
         order = names[r % len(names) :] + names[: r % len(names)]
         for name in order:
@@ -468,7 +468,7 @@ def machine() -> dict[str, Any]:
         ),
         platform.processor(),
     )
-    versions = {}
+    versions: dict[str, str | None] = {}
     for name in PACKAGES:
         try:
             versions[name] = importlib.metadata.version(name)
@@ -528,12 +528,13 @@ def summarize(results: dict[str, Any]) -> dict[str, Any]:
         summary["targets"]["linear growth (time per byte grows at most 1.1x)"] = max(ours_growth) <= 1.1
     memory = [r for r in results.get("memory", []) if r["method"].startswith(OURS) and "per_input_byte" in r]
     if memory:
-        for label, keep in (
+        modes: tuple[tuple[str, Callable[[dict[str, Any]], bool]], ...] = (
             ("RSS, all chunks kept", lambda r: "heap" not in r["mode"] and "streamed" not in r["method"]),
             ("RSS, chunks streamed", lambda r: "heap" not in r["mode"] and "streamed" in r["method"]),
             ("Python heap, all chunks kept", lambda r: "heap" in r["mode"] and "streamed" not in r["method"]),
             ("Python heap, chunks streamed", lambda r: "heap" in r["mode"] and "streamed" in r["method"]),
-        ):
+        )
+        for label, keep in modes:
             rows = [r for r in memory if keep(r)]
             if rows:
                 summary["targets"][f"peak memory within 3x input + constant ({label})"] = all(
