@@ -236,3 +236,20 @@ def test_kangxi_radicals_from_pdf_text_read_as_kanji() -> None:
     # Chromium's PDFs extract some kanji as Kangxi radicals (⽰ U+2F70 for 示): the rules still apply.
     step = parsed("「保存」ボタンを押すと、確認画⾯が表⽰されます。", "ja")
     assert (step.action, step.result) == ("「保存」ボタンを押す", "確認画面が表示されます。")
+
+
+def test_steps_share_equal_strings_instead_of_holding_copies() -> None:
+    # Numbers and short targets recur all through a manual, and many actions are the
+    # whole step: a kept chunk list holds each once (issue 20's memory).
+    first = steps_of("# A\n\n1. Open the cover.\n2. Select **OK**.\n")
+    second = steps_of("# B\n\n1. Close the lid.\n2. Select **OK** again.\n")
+    assert [s.number for s in first] == [s.number for s in second] == ["1.", "2."]
+    assert all(a.number is b.number for a, b in zip(first, second, strict=True))
+    assert first[1].target == second[1].target == "OK"
+    assert first[1].target is second[1].target
+    plain = first[0]
+    assert plain.action == plain.text == "Open the cover."
+    assert plain.action is plain.text
+    marked = first[1]  # the action drops the markup, so it is its own string
+    assert marked.action == "Select OK."
+    assert marked.text == "Select **OK**."

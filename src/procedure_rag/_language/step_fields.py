@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import html
 import re
+import sys
 import unicodedata
 from dataclasses import dataclass, field
 
@@ -428,6 +429,10 @@ def _given_step(
     )
 
 
+#: Targets up to this many characters are interned by :func:`_step`.
+_INTERNED_TARGET = 40
+
+
 def _step(
     element: LayoutElement,
     parent_number: str,
@@ -438,12 +443,19 @@ def _step(
     result: str,
     caution: str,
 ) -> ProcedureStep:
-    """The step of ``element`` with these fields; number, text, depth and place come from the element."""
+    """The step of ``element`` with these fields; number, text, depth and place come from the element.
+
+    Equal strings are shared rather than held twice (a kept step's own strings were a
+    quarter of a chunk list's memory): an action that is the whole text is the text,
+    and numbers and short targets (「1.」, 「OK」), which recur all through a manual,
+    are interned.
+    """
+    text = element.text
     return ProcedureStep(
-        number=element.number,
-        text=element.text,
-        action=action,
-        target=target,
+        number=sys.intern(element.number),
+        text=text,
+        action=text if action == text else action,
+        target=sys.intern(target) if len(target) <= _INTERNED_TARGET else target,
         condition=condition,
         result=result,
         caution=caution,
