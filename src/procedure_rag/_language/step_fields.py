@@ -445,8 +445,8 @@ def _step(
 ) -> ProcedureStep:
     """The step of ``element`` with these fields; number, text, depth and place come from the element.
 
-    Equal strings are shared rather than held twice (a kept step's own strings were a
-    quarter of a chunk list's memory): an action that is the whole text is the text,
+    Equal strings are shared rather than held twice (the steps were a quarter of what a
+    kept chunk list holds): an action that is the whole text is the text,
     and numbers and short targets (「1.」, 「OK」), which recur all through a manual,
     are interned.
     """
