@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,8 @@ import pytest
 
 from langchain_procedures import OfflineEmbeddings, ProcedureMultiVectorRetriever
 from procedure_rag import ProcedureChunker
-from procedure_rag._cli.index import Progress, collect_files
+from procedure_rag._cli import index as index_command
+from procedure_rag._cli.index import Document, Progress, batches, collect_files
 from procedure_rag._cli.main import main
 from procedure_rag._readers.registry import SUFFIXES
 
@@ -43,7 +44,7 @@ class FakeTty(io.StringIO):
 
 
 #: The index command's progress off a terminal (see test_progress_lines_off_a_terminal_one_per_tenth).
-_PROGRESS = re.compile(r"embedding: \d+/\d+ vectors \(\d+%\)\n")
+_PROGRESS = re.compile(r"embedding(?: \(files \d+-\d+ of \d+\))?: \d+/\d+ vectors \(\d+%\)\n")
 
 
 def _without_progress(err: str) -> str:
@@ -155,6 +156,65 @@ def test_index_a_changed_file_embeds_only_its_new_chunks(
     code, out, _ = run(capsys, "index", str(page), "--persist", persist)
     assert code == 0
     assert _summary(out)["index"] == "0 chunks, 0 vectors, 0 documents"
+
+
+def test_batches_hold_whole_documents_up_to_the_bound() -> None:
+    def doc(name: str, chunks: int) -> Document:
+        return Document(name, tuple(object() for _ in range(chunks)))  # type: ignore[misc]
+
+    read: list[str] = []
+
+    def documents() -> Iterator[Document]:
+        for name, chunks in (("a", 3), ("b", 4), ("c", 9), ("d", 1), ("e", 0)):
+            read.append(name)
+            yield doc(name, chunks)
+
+    runs = batches(documents(), 7)
+    assert [d.source for d in next(runs)] == ["a", "b"]  # full at 7
+    assert read == ["a", "b"]  # handed out before the documents after it are read
+    assert [[d.source for d in batch] for batch in runs] == [["c"], ["d", "e"]]  # c alone: over the bound
+    assert list(batches([], 7)) == []
+
+
+def test_index_in_batches_builds_the_same_index_and_says_which_files(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    indexed: tuple[Path, Path, str],
+) -> None:
+    corpus, _, whole = indexed
+    monkeypatch.setattr(index_command, "WRITE_BATCH_CHUNKS", 1)  # a batch per file
+    code, out, err = run(capsys, "index", str(corpus), "--persist", str(tmp_path / "index"))
+    assert code == 0
+    assert _summary(out)["chunks"] == _summary(whole)["chunks"]
+    assert _summary(out)["vectors"] == _summary(whole)["vectors"]
+    assert _summary(out)["index"] == _summary(whole)["index"]
+    labels = [line.split(":")[0] for line in err.splitlines()]
+    assert list(dict.fromkeys(labels)) == [f"embedding (files {n}-{n} of 3)" for n in (1, 2, 3)]
+
+
+def test_an_unreadable_file_stops_the_run_after_the_batches_before_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    shutil.copy(MARKDOWN, folder / "a.md")
+    bad = _utf16(folder)  # utf16.txt, read after a.md
+    persist = tmp_path / "index"
+    monkeypatch.setattr(index_command, "WRITE_BATCH_CHUNKS", 1)
+    code, out, err = run(capsys, "index", str(folder), "--persist", str(persist))
+    assert (code, out) == (1, "")
+    assert (
+        _without_progress(err)
+        == f"procedure-rag: error: {bad}: input looks binary: NUL character at offset 1\n"
+    )
+    # a.md was written whole; once the bad file is fixed, running again embeds only it.
+    bad.write_text("1. Open Settings.\n", encoding="utf-8")
+    code, out, _ = run(capsys, "index", str(folder), "--persist", str(persist))
+    assert code == 0
+    a_md = _chunk_count(folder / "a.md")
+    fixed = _chunk_count(bad)
+    assert _summary(out)["chunks"].endswith(f"({fixed} new, 0 changed, {a_md} unchanged, 0 removed)")
 
 
 def test_index_step_vectors_adds_them_and_a_plain_run_takes_them_away(

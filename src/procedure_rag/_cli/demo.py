@@ -164,7 +164,9 @@ def run_demo(args: argparse.Namespace, streams: Streams) -> int:
         out.flush()  # the embedding takes a while: say what is going on first
         report = write_documents(index, documents, streams.err)
         seconds = time.monotonic() - started
-        out.writelines(line + "\n" for line in index_lines(report, index.stats(), documents, seconds))
+        chunks = sum(len(d.chunks) for d in documents)
+        lines = index_lines(report, index.stats(), chunks, len(documents), seconds)
+        out.writelines(line + "\n" for line in lines)
         for number, (language, question) in enumerate(QUESTIONS, start=1):
             out.write(f"\n{style.strong(f'Q{number} ({language}): {question}')}\n")
             out.writelines(line + "\n" for line in _answer(index, question, style))

@@ -8,10 +8,11 @@ open too. Representations are the deterministic ones; vectors come from an offli
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -58,6 +59,7 @@ __all__ = [
     "Progress",
     "add_index",
     "add_query",
+    "batches",
     "collect_files",
     "documents_of",
     "index_lines",
@@ -73,6 +75,11 @@ __all__ = [
 #: Suffixes read when walking a folder: the text formats and PDF, and JSON that a
 #: layout parser wrote (other JSON is skipped).
 _JSON = ".json"
+
+#: ``index`` writes files in batches of about this many stored chunks (children and
+#: parents), so a library is never held in memory whole: each batch is read, chunked
+#: and written before the next file is read (a file's chunks stay in one batch).
+WRITE_BATCH_CHUNKS = 2_000
 
 #: The best matched text is cut to this many characters in readable output.
 _SHOWN_TEXT = 100
@@ -147,19 +154,40 @@ def _readable(file: Path, skipped: list[Path]) -> bool:
     return False
 
 
-def documents_of(files: Sequence[Path], chunk_size: int, language: str, streams: Streams) -> list[Document]:
-    """Read and chunk ``files`` (parents included); each file's source id is its absolute path.
+def documents_of(
+    files: Sequence[Path], chunk_size: int, language: str, streams: Streams
+) -> Iterator[Document]:
+    """Read and chunk ``files`` (parents included), one at a time, as they are asked for.
+
+    Each file's source id is its absolute path.
 
     Raises:
-        CliError: For an unreadable file or option value.
+        CliError: For an unreadable file or option value (when that file is reached).
     """
     chunker = build_chunker(lambda: ChunkerOptions(chunk_size=chunk_size, language=language))
-    documents = []
     for file in files:
         source = file.as_posix()
         chunks = chunks_of(chunker, chunk_input(source, streams.stdin), source)
-        documents.append(Document(source, stored_chunks(chunks, source)))
-    return documents
+        yield Document(source, stored_chunks(chunks, source))
+
+
+def batches(documents: Iterable[Document], max_chunks: int = WRITE_BATCH_CHUNKS) -> Iterator[list[Document]]:
+    """``documents`` in runs of whole documents, each closed once it holds ``max_chunks`` chunks.
+
+    A batch is handed out as soon as it is full, before the next document is read, so
+    a file that cannot be read stops the run after the batches before it; a batch
+    holds at most ``max_chunks`` chunks plus those of its last document.
+    """
+    batch: list[Document] = []
+    held = 0
+    for document in documents:
+        batch.append(document)
+        held += len(document.chunks)
+        if held >= max_chunks:
+            yield batch
+            batch, held = [], 0
+    if batch:
+        yield batch
 
 
 def stored_chunks(chunks: Iterator[Chunk], source: str) -> tuple[StoredChunk, ...]:
@@ -227,14 +255,20 @@ def _recorded_model(target: IndexTarget) -> str:
 
 
 def write_documents(
-    index: ChromaIndex, documents: Sequence[Document], err: TextIO, *, step_vectors: bool = False
+    index: ChromaIndex,
+    documents: Sequence[Document],
+    err: TextIO,
+    *,
+    step_vectors: bool = False,
+    label: str = "embedding",
 ) -> IndexReport:
     """Write ``documents`` to ``index``, showing progress on ``err`` (see :class:`Progress`).
 
     A file that now has no chunks (emptied) loses the chunks it had. ``step_vectors`` adds
-    a vector per step of each procedure to the default representations.
+    a vector per step of each procedure to the default representations. ``label`` names
+    the progress.
     """
-    progress = Progress(err)
+    progress = Progress(err, label=label)
     representations = (
         (lambda chunks: generate_representations(chunks, defaults=OFFLINE_STEP_KINDS))
         if step_vectors
@@ -304,10 +338,12 @@ class Progress:
 
 
 def index_lines(
-    report: IndexReport, stats: IndexStats, documents: Sequence[Document], seconds: float
+    report: IndexReport, stats: IndexStats, chunks: int, documents: int, seconds: float
 ) -> list[str]:
-    """What an index run did, in four lines: chunks, vectors, what the index holds, time."""
-    chunks = sum(len(d.chunks) for d in documents)
+    """What an index run did, in four lines: chunks, vectors, what the index holds, time.
+
+    ``chunks`` and ``documents`` count what the run read.
+    """
     changes = (
         f"{report.chunks_added} new, {report.chunks_updated} changed, "
         f"{report.chunks_kept} unchanged, {report.chunks_removed} removed"
@@ -321,7 +357,7 @@ def index_lines(
     if report.vectors_removed:
         vectors += f", {report.vectors_removed} removed"
     return [
-        f"  chunks:    {chunks} from {_count(len(documents), 'document')} ({changes})",
+        f"  chunks:    {chunks} from {_count(documents, 'document')} ({changes})",
         f"  vectors:   {vectors}",
         f"  index:     {stats.chunks} chunks, {stats.vectors} vectors, {_count(stats.sources, 'document')}",
         f"  time:      {seconds:.1f} s",
@@ -382,16 +418,28 @@ def run_index(args: argparse.Namespace, streams: Streams) -> int:
     started = time.monotonic()
     files, skipped = collect_files(args.paths)
     target = target_of(args)
-    documents = documents_of(files, args.chunk_size, args.language, streams)
+    # Files are read and written a batch at a time (WRITE_BATCH_CHUNKS), so memory does not
+    # grow with the library. The first batch is read before the index is opened: a first
+    # file that cannot be read leaves no index folder behind. A later unreadable file stops
+    # the run with the batches before it written, whole; running again embeds none of them.
+    runs = batches(documents_of(files, args.chunk_size, args.language, streams), WRITE_BATCH_CHUNKS)
+    first = next(runs, [])
     index, embedder = open_index(target, args.model)
+    report, chunks, read = IndexReport(), 0, 0
     with index:
-        report = write_documents(index, documents, streams.err, step_vectors=args.step_vectors)
+        for batch in itertools.chain([first], runs):
+            label = "embedding"
+            if len(batch) < len(files):
+                label += f" (files {read + 1}-{read + len(batch)} of {len(files)})"
+            report += write_documents(index, batch, streams.err, step_vectors=args.step_vectors, label=label)
+            chunks += sum(len(d.chunks) for d in batch)
+            read += len(batch)
         stats = index.stats()
     style = Style(enabled=use_colour(streams.out, os.environ))
-    title = f"Indexed {_count(len(documents), 'document')} into {target.describe()} ({embedder.identity})"
+    title = f"Indexed {_count(read, 'document')} into {target.describe()} ({embedder.identity})"
     if skipped:
         title += f"; skipped {_count(len(skipped), 'JSON file')} that no layout parser wrote"
-    lines = [style.strong(title), *index_lines(report, stats, documents, time.monotonic() - started)]
+    lines = [style.strong(title), *index_lines(report, stats, chunks, read, time.monotonic() - started)]
     streams.out.writelines(line + "\n" for line in lines)
     return 0
 
