@@ -215,12 +215,28 @@ def test_image_inside_text_stays_text() -> None:
         ("> **重要**: データが消去されます。\n", "重要", "データが消去されます。"),
         ("> **Note:** Be careful.\n", "note", "Be careful."),
         ("> Just a quote.\n", "", "Just a quote."),
+        # DocFX's styling wrapper (Microsoft Learn pages) is no content; what it wraps is.
+        ('> [!div class="nextstepaction"]\n> [Configure it](configure.md)\n', "", "Configure it"),
+        ("> [!DIV class='op_single_selector']\n> Windows\n", "", "Windows"),
     ],
 )
 def test_quotes_and_admonitions(source: str, label: str, text: str) -> None:
     (el,) = read(source)
     assert (el.kind, el.admonition, el.text) == (K.TEXT, label, text)
     assert_spans_cover(source, [el])
+
+
+def test_docfx_div_lines_leave_no_trace_in_the_chunks_of_a_page_that_uses_them(tests_data: Path) -> None:
+    # The Autopilot page wraps its screenshots in ``> [!div class="mx-imgBorder"]``.
+    for language, alt in (
+        ("en", "Use the Import command to import the hardware hash."),
+        ("ja", "インポート コマンドを使用して、ハードウェア ハッシュをインポートします。"),
+    ):
+        text = (tests_data / "hololens" / language / "hololens2-autopilot.md").read_text(encoding="utf-8")
+        assert text.count("[!div") >= 3
+        chunks = ProcedureChunker().chunk(text, source_id=language)
+        assert [c.chunk_id for c in chunks if "!div" in c.text or "mx-imgBorder" in c.text] == []
+        assert any(alt in c.text for c in chunks)  # the wrapped screenshot's alt text stays
 
 
 # ----- front matter -----------------------------------------------------------------------------

@@ -51,6 +51,9 @@ _BREAKS = frozenset({"SoftBreak", "HardBreak"})
 _MD_MARKER = re.compile(r"[ \t]*(?P<m>[-*+]|\d{1,9}[.)])")
 _QUOTE_PREFIX = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.MULTILINE)
 _GFM_ALERT = re.compile(r"^\s*\[!(?P<label>[A-Za-z]+)\]\s*$")
+# DocFX's presentation wrapper in a quote (Microsoft Learn pages: ``> [!div class="checklist"]``,
+# ``> [!div class="mx-imgBorder"]``): a styling line, not content; the quote's other lines are.
+_DOCFX_DIV = re.compile(r"^\s*\[!div\b[^\]\n]*\]\s*$", re.IGNORECASE)
 _HTML_IMG = re.compile(r"<img\b[^>]{0,2000}>", re.IGNORECASE)
 _HTML_ALT = re.compile(r"""\balt\s*=\s*["']([^"']*)["']""", re.IGNORECASE)
 _IMAGE_PATH = re.compile(r"[\w./~%-]+\.(?:png|jpe?g|gif|svg|webp|bmp)\b", re.IGNORECASE)
@@ -146,7 +149,7 @@ def _dedent(line: str, column: int) -> str:
 
 def _quote_text(raw: str) -> tuple[str, str]:
     """Strip ``>`` prefixes; return ``(admonition label, text)``."""
-    lines = [ln for ln in _QUOTE_PREFIX.sub("", raw).splitlines() if ln.strip()]
+    lines = [ln for ln in _QUOTE_PREFIX.sub("", raw).splitlines() if ln.strip() and not _DOCFX_DIV.match(ln)]
     label = ""
     if lines:
         alert = _GFM_ALERT.match(lines[0])
