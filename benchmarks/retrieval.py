@@ -60,7 +60,7 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 import numpy as np
 from _file_report import file_markdown, file_results
-from _pdf_baselines import FILE_SKIPPED, file_methods, view_of
+from _pdf_baselines import DOCX, FILE_SKIPPED, PDF, file_methods, ours_file_documents, view_of
 from _pdf_structure import ChunkView, reading_speed
 from _retrieval_eval import (
     COVERAGE,
@@ -863,14 +863,16 @@ def _records(
     added: frozenset[str] = frozenset(),
     every_kind: bool = False,
     steps: bool = False,
+    sentences: bool = False,
 ) -> list[Any]:
     """The vectors of a method: the default representations (``every_kind``: a model's table,
     questions and summaries too; ``steps``: and a vector per step of a procedure), or raw ones
-    (plus the ``added`` kinds)."""
+    (plus the ``added`` kinds); ``sentences``: and a vector per sentence of a text chunk."""
     from procedure_rag import DEFAULT_KINDS, OFFLINE_KINDS, generate_representations  # noqa: PLC0415
     from procedure_rag._metadata import chunk_from_metadata  # noqa: PLC0415
-    from procedure_rag._representations.types import OFFLINE_STEP_KINDS  # noqa: PLC0415
+    from procedure_rag._representations.types import OFFLINE_STEP_KINDS, RepresentationKind  # noqa: PLC0415
     from procedure_rag._store.writer import VectorRecord, vector_records  # noqa: PLC0415
+    from procedure_rag._types import ChunkType  # noqa: PLC0415
 
     if raw_only:
         # One vector per child chunk: its text, whatever its type (pictures too).
@@ -886,6 +888,9 @@ def _records(
         )
         return raw + vector_records([r for r in reps if r.kind.value in added], corpus.chunks)
     defaults = DEFAULT_KINDS if every_kind else OFFLINE_STEP_KINDS if steps else OFFLINE_KINDS
+    if sentences:
+        text = ChunkType.TEXT
+        defaults = {**defaults, text: (*defaults[text], RepresentationKind.SENTENCE)}
     reps = generate_representations(
         (chunk_from_metadata(c.text, c.metadata) for c in corpus.children), defaults=defaults
     )
@@ -912,13 +917,16 @@ def ours_method(
     added: frozenset[str] = frozenset(),
     every_kind: bool = False,
     steps: bool = False,
+    sentences: bool = False,
 ) -> Method:
     def build(sources: Sequence[Source], embedder: Embedder, settings: Settings) -> Built:
         if documents is None:
             corpus = procedure_corpus(sources, settings)
         else:
             corpus = corpus_of(documents(sources, settings))
-        records = _records(corpus, raw_only=raw_only, added=added, every_kind=every_kind, steps=steps)
+        records = _records(
+            corpus, raw_only=raw_only, added=added, every_kind=every_kind, steps=steps, sentences=sentences
+        )
         store = MemoryStore(records, embedder.passages([r.text for r in records]))
         kinds: dict[str, int] = {}
         for r in records:
@@ -951,7 +959,7 @@ ADDED_KINDS = ("question", "summary", "keywords", "table_summary", "code_docstri
 
 
 def kind_methods() -> list[Method]:
-    """Raw chunks plus one representation kind alone, and every kind (not run by default)."""
+    """Raw chunks plus one representation kind alone, every kind, steps, sentences (not run by default)."""
     every = ours_method(
         f"{OURS}-multivector-all",
         "as multivector, with every deterministic kind (DEFAULT_KINDS: questions and summaries too; "
@@ -966,9 +974,25 @@ def kind_methods() -> list[Method]:
         "headings and the step's action; a step's hit scores as its chunk's raw text)",
         steps=True,
     )
+    sentences = ours_method(
+        f"{OURS}-multivector+sentence",
+        "as multivector, plus a vector per sentence of a text chunk (kind sentence: the section's "
+        "last two headings and a sentence of 80 characters or more, shorter ones joined with the "
+        "next; a sentence's hit scores as its chunk's raw text)",
+        sentences=True,
+    )
+    file_sentences = ours_method(
+        f"{OURS}-file+sentence",
+        "as procedure-rag-file, plus a vector per sentence of a text chunk (kind sentence)",
+        documents=ours_file_documents,
+        formats=PDF | DOCX,
+        sentences=True,
+    )
     return [
         every,
         steps,
+        sentences,
+        file_sentences,
         *(
             ours_method(
                 f"{OURS}-raw+{kind}",

@@ -590,3 +590,28 @@ def test_index_and_query_run_without_any_framework(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     record = json.loads(done.stdout.splitlines()[-1])
     assert record["metadata"]["section_path"] == ["ページを移動/複製/削除する", "削除する"]
+
+
+def test_index_sentence_vectors_add_them_for_text_chunks_and_a_query_names_the_sentence(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # E-Manual's PDF-extracted pages are text chunks: each sentence gets its own vector.
+    persist = str(tmp_path / "index")
+    _, plain, _ = run(capsys, "index", str(TEXT), "--persist", persist)
+    plain_vectors = int(_summary(plain)["index"].split(", ")[1].split()[0])
+    code, out, _ = run(capsys, "index", str(TEXT), "--persist", persist, "--sentence-vectors")
+    assert code == 0
+    summary = _summary(out)
+    sentences = int(summary["vectors"].split()[0])
+    assert sentences > 0
+    assert int(summary["index"].split(", ")[1].split()[0]) == plain_vectors + sentences
+    code, out, _ = run(
+        capsys, "query", "Is face recognition as secure as a PIN?", "--persist", persist, "--jsonl"
+    )
+    assert code == 0
+    best = _jsonl(out)[0]
+    assert "Face recognition is less secure than Pattern, PIN, or Password." in best["text"]
+    matched = {hit["kind"]: hit["text"] for hit in best["metadata"]["matched"]}
+    assert "sentence" in matched
+    code, out, _ = run(capsys, "index", str(TEXT), "--persist", persist)
+    assert int(_summary(out)["index"].split(", ")[1].split()[0]) == plain_vectors

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from functools import cache
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from procedure_rag import Chunk, ChunkType, chunk
+from procedure_rag import Chunk, ChunkerOptions, ChunkType, chunk
 from procedure_rag._language.words import japanese_tokenizer
 from procedure_rag._metadata import chunk_from_metadata, chunk_metadata
 from procedure_rag._representations.offline.generator import (
@@ -17,6 +18,8 @@ from procedure_rag._representations.offline.generator import (
     generate_representations,
     iter_representations,
 )
+from procedure_rag._representations.offline.sentences import MIN_SENTENCE_CHARS, paragraphs, sentence_texts
+from procedure_rag._representations.offline.summary import body_text
 from procedure_rag._representations.types import (
     DEFAULT_KINDS,
     OFFLINE_KINDS,
@@ -210,3 +213,88 @@ def test_throughput_on_hololens_ja(record_property: pytest.RecordProperty) -> No
     record_property("chunks_per_second", round(rate))
     print(f"deterministic representations: {len(chunks)} ja chunks, {len(reps)} reps, {rate:.0f} chunks/s")  # noqa: T201
     assert reps
+
+
+def test_sentence_kind_gives_each_sentence_of_a_pdf_text_chunk_its_section() -> None:
+    # E-Manual's text comes from a PDF: lines are wrapped mid-sentence and the menu path is a
+    # run of short lines. Each text is the section's headings and one sentence of 80
+    # characters or more, the wrapped lines joined again; a shorter one goes on with the next.
+    children = [c for c in _chunks("emanual/samsung-tv-sections-10-28.txt") if c.level.value == "child"]
+    held = [c for c in children if c.section_path[-1] == "Updating through a USB device"]
+    reps = [r for c in held for r in DeterministicGenerator().generate(c, [K.SENTENCE])]
+    head = "Updating the TV's software to the latest version > Updating through a USB device\n"
+    assert [r.text for r in reps] == [
+        head + "Settings > Support > Software Update > Update Now After downloading the update file "
+        "from the Samsung website and storing it on a USB device, "
+        "connect the USB device to the TV to update.",
+        head
+        + "To update using a USB flash drive, download the update package from Samsung.com to your computer.",
+        head + "Then, save the update package in the USB device's top-level folder. "
+        "Otherwise, the TV will not be able to locate the update package.",
+    ]
+    assert all(r.kind is K.SENTENCE for r in reps)
+
+
+@pytest.mark.parametrize("relative", SOURCES)
+def test_sentence_texts_hold_a_text_chunks_prose_whole_in_long_enough_parts(relative: str) -> None:
+    children = [c for c in _chunks(relative) if c.level.value == "child"]
+    for c in children:
+        mine = DeterministicGenerator().generate(c, [K.SENTENCE])
+        if c.chunk_type is not ChunkType.TEXT or not mine:
+            continue
+        head = " > ".join(c.section_path[-2:])
+        units = [r.text.removeprefix(f"{head}\n") for r in mine]
+        assert len(units) >= 2  # a chunk of one sentence has its raw vector for it
+        assert all(len(u) >= MIN_SENTENCE_CHARS for u in units)
+        # Nothing of the prose lost or added: the parts are its sentences, in order.
+        prose = "".join(paragraphs(body_text(c)))
+        assert re.sub(r"\s", "", "".join(units)) == re.sub(r"\s", "", prose)
+        back = chunk_from_metadata(c.text, chunk_metadata(c))
+        assert [r.text for r in DeterministicGenerator().generate(back, [K.SENTENCE])] == [
+            r.text for r in mine
+        ]
+    # Opt-in: in no default table.
+    assert all(K.SENTENCE not in kinds for kinds in (*OFFLINE_KINDS.values(), *DEFAULT_KINDS.values()))
+
+
+def test_sentence_texts_join_wrapped_japanese_without_spaces_and_leave_code_and_tables_out() -> None:
+    # A manual of another kind than the ones measured on: an admin guide as PDF-extracted text,
+    # its lines wrapped mid-sentence.
+    text = (
+        "夜間バックアップの設定\n\n"
+        "夜間バックアップは管理画面の「バックアップ」タブで設定します。設定を変えると、次の深夜\n"
+        "零時から新しい時刻で動きます。保存先のディスクに十分な空きがあることを、設定の前に必ず確認\n"
+        "してください。\n"
+        "保存期間を過ぎたバックアップは、毎朝の点検のときに古いものから順に自動で削除されます。"
+        "削除されたバックアップは元に戻せないので、必要なものは別の場所へ事前にコピーしてください。\n"
+    )
+    options = ChunkerOptions(source_format="text")
+    children = [c for c in chunk(text, source_id="backup.txt", options=options) if c.level.value == "child"]
+    texts = [t for c in children for t in sentence_texts(c)]
+    assert [t.split("\n", 1)[0] for t in texts] == ["夜間バックアップの設定"] * 2
+    # Japanese sentences are short: three make the first text's 80 characters, two the second's.
+    assert texts[0] == (
+        "夜間バックアップの設定\n夜間バックアップは管理画面の「バックアップ」タブで設定します。"
+        "設定を変えると、次の深夜零時から新しい時刻で動きます。"
+        "保存先のディスクに十分な空きがあることを、設定の前に必ず確認してください。"
+    )
+    assert texts[1].startswith("夜間バックアップの設定\n保存期間を過ぎたバックアップは")
+    # Code, table rows and images are not prose; list items and headings start a paragraph.
+    body = (
+        "Back up the wiki every night.\n```sh\nbackup --nightly --at 02:00\n```\n"
+        "| Setting | Default |\n|---|---|\n| Keep | 14 days |\n![Backup tab](tab.png)\n"
+        "- Keep at least\n  two copies.\n- Check the log.\n## Restore\nRestore from the newest copy."
+    )
+    assert paragraphs(body) == [
+        "Back up the wiki every night.",
+        "Keep at least two copies.",
+        "Check the log.",
+        "Restore",
+        "Restore from the newest copy.",
+    ]
+    one = [
+        c
+        for c in chunk("# One\n\nA single short paragraph.\n", source_id="one.md")
+        if c.level.value == "child"
+    ]
+    assert [sentence_texts(c) for c in one] == [[]]

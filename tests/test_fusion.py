@@ -137,12 +137,12 @@ def test_fuse_empty() -> None:
         (
             {"k": 1, "method": "weighted", "weights": {"raw": 1.0, "caption": 1.0, "faq": 2.0}},
             "unknown kind names in weights: caption, faq; known kinds: code_docstring, image_caption, "
-            "keywords, question, raw, step, summary, table_summary",
+            "keywords, question, raw, sentence, step, summary, table_summary",
         ),
         (
             {"k": 1, "kinds": ["raw", "titles"]},
             "unknown kind names in kinds: titles; known kinds: code_docstring, image_caption, "
-            "keywords, question, raw, step, summary, table_summary",
+            "keywords, question, raw, sentence, step, summary, table_summary",
         ),
         (
             {"k": 1, "weights": {"raw": 1.0}},
@@ -156,6 +156,10 @@ def test_fuse_empty() -> None:
         (
             {"k": 1, "method": "sum", "weights": {"raw": 1.0, "step": 0.5}},
             "a 'step' hit scores as its chunk's raw text: weigh 'raw' instead of 'step'",
+        ),
+        (
+            {"k": 1, "method": "weighted", "weights": {"sentence": 0.9}},
+            "a 'sentence' hit scores as its chunk's raw text: weigh 'raw' instead of 'sentence'",
         ),
     ],
 )
@@ -203,20 +207,21 @@ def test_sum_adds_each_kinds_best_hit_so_one_generic_hit_cannot_decide() -> None
     assert custom[0].doc_id == "a"  # only the kinds given count
 
 
+@pytest.mark.parametrize("part", ["step", "sentence"])
 @pytest.mark.parametrize("method", ["max", "sum", "weighted", "rrf"])
-def test_a_step_hit_scores_as_its_chunks_raw_text(method: str) -> None:
-    # "a" holds the step the question is about: its step vector matches better than
-    # any raw text, and "a" comes back once, first, with the step among what matched.
+def test_a_step_or_sentence_hit_scores_as_its_chunks_raw_text(method: str, part: str) -> None:
+    # "a" holds the step (or sentence) the question is about: its own vector matches better
+    # than any raw text, and "a" comes back once, first, with the part among what matched.
     hits = [
         _h("b", "raw", 0.80),
-        _h("a", "step", 0.90),
-        _h("a", "step", 0.70, 1),
+        _h("a", part, 0.90),
+        _h("a", part, 0.70, 1),
         _h("a", "raw", 0.60),
         _h("c", "raw", 0.50),
     ]
     fused = fuse(hits, k=3, method=method)
     assert [f.doc_id for f in fused] == ["a", "b", "c"]
-    assert [h.kind for h in fused[0].matched] == ["step", "step", "raw"]
+    assert [h.kind for h in fused[0].matched] == [part, part, "raw"]
     if method == "sum":
         assert fused[0].score == pytest.approx(0.90)  # the best of raw and step, nothing added
 

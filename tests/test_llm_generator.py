@@ -258,16 +258,22 @@ def test_raw_never_calls_the_model(run: Run, recovery_chunks: list[Chunk]) -> No
     assert [r.text for r in reps] == [c.text for c in recovery_chunks]
 
 
-def test_step_vectors_never_call_the_model(run: Run, recovery_chunks: list[Chunk]) -> None:
-    # A step's text is the chunk's own (its section and the step's action), as raw is.
+@pytest.mark.parametrize(
+    ("kind", "chunk_type"), [(K.STEP, ChunkType.PROCEDURE), (K.SENTENCE, ChunkType.TEXT)]
+)
+def test_step_and_sentence_vectors_never_call_the_model(
+    run: Run, recovery_chunks: list[Chunk], kind: RepresentationKind, chunk_type: ChunkType
+) -> None:
+    # A step's or a sentence's text is the chunk's own (its section and its words), as raw is.
     model = FakeModel()
-    reps = run(generator(model, kinds={ChunkType.PROCEDURE: (K.STEP,), ChunkType.TEXT: ()}), recovery_chunks)
+    others = ChunkType.TEXT if chunk_type is ChunkType.PROCEDURE else ChunkType.PROCEDURE
+    reps = run(generator(model, kinds={chunk_type: (kind,), others: ()}), recovery_chunks)
     assert model.calls == []
     expected = DeterministicGenerator().generate
-    procedures = [c for c in recovery_chunks if c.chunk_type is ChunkType.PROCEDURE]
-    assert [r.text for r in reps] == [r.text for c in procedures for r in expected(c, [K.STEP])]
+    held = [c for c in recovery_chunks if c.chunk_type is chunk_type]
+    assert [r.text for r in reps] == [r.text for c in held for r in expected(c, [kind])]
     assert reps
-    assert all(r.kind is K.STEP and not r.fallback for r in reps)
+    assert all(r.kind is kind and not r.fallback for r in reps)
 
 
 @pytest.mark.parametrize("limit", [1, 3])

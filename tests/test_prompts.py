@@ -23,7 +23,9 @@ from procedure_rag._representations.types import RepresentationKind
 from procedure_rag._types import Chunk
 
 K = RepresentationKind
-MODEL_KINDS = [kind for kind in K if kind not in (K.RAW, K.STEP)]  # the chunk's own text, never prompted
+MODEL_KINDS = [
+    kind for kind in K if kind not in (K.RAW, K.STEP, K.SENTENCE)
+]  # the chunk's own text, never prompted
 JA_CHAR = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 RECOVERY = Path("hololens") / "{language}" / "hololens-recovery.md"
 
@@ -110,6 +112,7 @@ def test_image_caption_prompt_attaches_images_or_says_there_are_none(
     [
         (K.RAW, (), "no prompt for the 'raw' kind"),
         (K.STEP, (), "no prompt for the 'step' kind"),
+        (K.SENTENCE, (), "no prompt for the 'sentence' kind"),
         (K.SUMMARY, (ImagePart(None, "https://x/a.png", "image/png"),), "images can only be sent"),
     ],
 )
@@ -346,6 +349,7 @@ def test_parse_output_keeps_at_most_max_items() -> None:
         ),
         pytest.param(K.RAW, "en", "anything", "raw: not a model-generated kind", id="raw"),
         pytest.param(K.STEP, "en", "anything", "step: not a model-generated kind", id="step"),
+        pytest.param(K.SENTENCE, "en", "anything", "sentence: not a model-generated kind", id="sentence"),
     ],
 )
 def test_parse_output_rejects(kind: RepresentationKind, language: str, reply: str, message: str) -> None:

@@ -39,6 +39,9 @@ class RepresentationKind(StrEnum):
     #: One per step of a procedure (the section's last headings and the step's action),
     #: offline only; a step's hit counts as its chunk's raw text (small-to-big retrieval).
     STEP = "step"
+    #: One per sentence of a text chunk's prose (the section's last headings and the
+    #: sentence), offline only; a sentence's hit counts as its chunk's raw text, as a step's.
+    SENTENCE = "sentence"
 
 
 _K = RepresentationKind

@@ -47,11 +47,13 @@ SUM_WEIGHTS: Mapping[str, float] = MappingProxyType(
 _KNOWN_KINDS = frozenset(kind.value for kind in RepresentationKind)
 _RAW = RepresentationKind.RAW.value
 _STEP = RepresentationKind.STEP.value
+# Kinds whose hit is a hit on a part of the chunk's own text (small-to-big).
+_PARTS = frozenset({_STEP, RepresentationKind.SENTENCE.value})
 
 
 def _scored_as(kind: str) -> str:
-    """The kind a hit scores as: a step's hit is its chunk's raw text (small-to-big)."""
-    return _RAW if kind == _STEP else kind
+    """The kind a hit scores as: a step's or a sentence's hit is its chunk's raw text (small-to-big)."""
+    return _RAW if kind in _PARTS else kind
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,8 +125,8 @@ def _check_options(
             msg = f"weights are used only with method='weighted' or 'sum', got method={method!r}"
             raise ValueError(msg)
         _check_kind_names(weights, "weights")
-        if _STEP in weights:
-            msg = "a 'step' hit scores as its chunk's raw text: weigh 'raw' instead of 'step'"
+        for part in sorted(_PARTS & set(weights)):
+            msg = f"a {part!r} hit scores as its chunk's raw text: weigh 'raw' instead of {part!r}"
             raise ValueError(msg)
         for kind, weight in sorted(weights.items()):
             if not weight >= 0 or math.isinf(weight):
@@ -185,9 +187,10 @@ def fuse(
         single generic representation decides alone. Give it every representation of
         the candidate chunks (a re-scoring pass) for exact scores.
 
-    Every method scores a ``step`` hit as a hit on the chunk's raw text (a step's own
-    vector finds the chunk that holds it: small-to-big): in one ranked list with the raw
-    hits for ``"rrf"``, at the raw weight for ``"weighted"`` and ``"sum"``.
+    Every method scores a ``step`` or ``sentence`` hit as a hit on the chunk's raw text (a
+    step's or a sentence's own vector finds the chunk that holds it: small-to-big): in one
+    ranked list with the raw hits for ``"rrf"``, at the raw weight for ``"weighted"`` and
+    ``"sum"``.
 
     Ties keep the order in which the chunks first appear in ``hits``. A representation
     seen twice (same ``representation_id``) counts once.

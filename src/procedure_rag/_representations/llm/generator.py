@@ -65,6 +65,8 @@ logger = logging.getLogger(__name__)
 
 # The longest wait between two attempts, whatever the backoff and attempt number.
 _MAX_DELAY = 60.0
+# Kinds that are the chunk's own words, made offline whatever the model.
+_OWN_TEXT = frozenset({RepresentationKind.RAW, RepresentationKind.STEP, RepresentationKind.SENTENCE})
 
 
 class RepresentationGenerator(Protocol):
@@ -361,8 +363,8 @@ class LLMGenerator:
         return [self._plan(chunk, kind) for chunk in chunks for kind in default_kinds(chunk, self._kinds)]
 
     def _plan(self, chunk: Chunk, kind: RepresentationKind) -> list[Representation] | _Job:
-        """``raw`` and ``step`` (the chunk's own text), a cached one, or the job of asking the model."""
-        if kind in (RepresentationKind.RAW, RepresentationKind.STEP):
+        """The chunk's own text (``raw``, ``step``, ``sentence``), a cached one, or a model's job."""
+        if kind in _OWN_TEXT:
             return self._fallback.generate(chunk, (kind,))
         images: Sequence[ImagePart] = ()
         if kind is RepresentationKind.IMAGE_CAPTION and self._image_loader and self._model.supports_images:

@@ -14,6 +14,7 @@ from procedure_rag._representations.offline.code import code_docstring, has_code
 from procedure_rag._representations.offline.images import has_images, image_caption
 from procedure_rag._representations.offline.keywords import keyword_words, keywords
 from procedure_rag._representations.offline.questions import questions
+from procedure_rag._representations.offline.sentences import sentence_texts
 from procedure_rag._representations.offline.steps import step_texts
 from procedure_rag._representations.offline.summary import body_text, summary
 from procedure_rag._representations.offline.tables import parse_pipe_table, table_summary
@@ -51,6 +52,7 @@ def _texts(kind: RepresentationKind) -> Callable[[Chunk], list[tuple[str, Metada
         _K.CODE_DOCSTRING: one(code_docstring),
         _K.IMAGE_CAPTION: one(image_caption),
         _K.STEP: lambda chunk: [(text, {}) for text in step_texts(chunk)],
+        _K.SENTENCE: lambda chunk: [(text, {}) for text in sentence_texts(chunk)],
     }
     return table_of[kind]
 

@@ -1,0 +1,105 @@
+"""A text per sentence of a text chunk: small vectors that point at the chunk holding it.
+
+A text chunk's raw vector averages every sentence it holds; a question about one of them
+(E-Manual's "How do I change the background color of Ambient Mode?") matches that
+sentence's own words better. The chunk's prose is read paragraph by paragraph, lines
+wrapped by a PDF or an editor joined again (no space between two Japanese characters),
+and cut into sentences; code, table rows and image lines are not prose and give none.
+A sentence shorter than :data:`MIN_SENTENCE_CHARS` goes on with the next one ("To enter
+Ambient Mode, press the button." alone matches too many questions), and each text
+opens with the last two headings of the section, as a step's does. A chunk that is one
+sentence gets none: its raw vector is that sentence already. Retrieval counts a
+sentence's hit as its chunk's raw text (:func:`~procedure_rag._retrieval.fusion.fuse`),
+so the chunk comes back once, with the sentence that matched.
+"""
+
+from __future__ import annotations
+
+import re
+
+from procedure_rag._language.lexicons import split_sentences
+from procedure_rag._language.text import join_lines
+from procedure_rag._representations.offline.steps import SECTION_LEVELS
+from procedure_rag._representations.offline.summary import body_text, plain
+from procedure_rag._types import Chunk
+
+__all__ = ["MIN_SENTENCE_CHARS", "paragraphs", "sentence_texts"]
+
+#: The fewest characters of a sentence text (after its headings); a shorter sentence is
+#: joined with the next one. Measured at 40 and 80 on the dev sets: 80 answered more.
+MIN_SENTENCE_CHARS = 80
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+# A line that starts a new paragraph: a list item, a heading, a quote, an admonition label.
+_STARTS_BLOCK = re.compile(r"^\s*(?:[-*+•・]\s|\d{1,3}[.)]\s|#{1,6}\s|>)")
+# Lines that are not prose.
+_NOT_PROSE = re.compile(r"^\s*(?:\||!\[|<img\b)|\|.*\|")
+_HEADING = re.compile(r"^\s*#{1,6}\s")
+_ITEM_MARKER = re.compile(r"^\s*(?:[-*+•・]|\d{1,3}[.)])\s+|^\s*(?:#{1,6}|>+)\s*")
+
+
+def paragraphs(text: str) -> list[str]:
+    """The prose of ``text`` as paragraphs: wrapped lines joined, list markers dropped.
+
+    A blank line, a list item, a heading or a quote starts a paragraph, and a heading is
+    one by itself; fenced code, table rows and images are left out.
+    """
+    out: list[str] = []
+    lines: list[str] = []
+    in_code = False
+
+    def close() -> None:
+        if lines:
+            out.append(join_lines(lines))
+            lines.clear()
+
+    for raw in text.splitlines():
+        if _FENCE.match(raw):
+            close()
+            in_code = not in_code
+            continue
+        if in_code or _NOT_PROSE.search(raw) or not raw.strip():
+            close()
+            continue
+        if _STARTS_BLOCK.match(raw):
+            close()
+        line = plain(_ITEM_MARKER.sub("", raw))
+        if line:
+            lines.append(line)
+        if _HEADING.match(raw):
+            close()  # a heading is a paragraph of its own
+    close()
+    return out
+
+
+def _units(paragraph_texts: list[str]) -> list[str]:
+    """Sentences of the paragraphs, each short one joined with the ones after it."""
+    out: list[str] = []
+    pending: list[str] = []
+    for paragraph in paragraph_texts:
+        for piece in split_sentences(paragraph):
+            sentence = piece.strip()
+            if not sentence:
+                continue
+            pending.append(sentence)
+            joined = join_lines(pending)
+            if len(joined) >= MIN_SENTENCE_CHARS:
+                out.append(joined)
+                pending = []
+    if pending:
+        rest = join_lines(pending)
+        # The short tail goes with the sentence before it rather than alone.
+        if out:
+            out[-1] = join_lines([out[-1], rest])
+        else:
+            out.append(rest)
+    return out
+
+
+def sentence_texts(chunk: Chunk) -> list[str]:
+    """One text per sentence of ``chunk``'s prose, in order (none for a single sentence)."""
+    units = _units(paragraphs(body_text(chunk)))
+    if len(units) < 2:
+        return []
+    head = " > ".join(chunk.section_path[-SECTION_LEVELS:])
+    return [f"{head}\n{unit}" if head else unit for unit in units]
