@@ -218,6 +218,19 @@ def test_image_inside_text_stays_text() -> None:
         # DocFX's styling wrapper (Microsoft Learn pages) is no content; what it wraps is.
         ('> [!div class="nextstepaction"]\n> [Configure it](configure.md)\n', "", "Configure it"),
         ("> [!DIV class='op_single_selector']\n> Windows\n", "", "Windows"),
+        # A list in a quote keeps a line per item (wrapped lines of an item joined), not one line.
+        (
+            "> [!NOTE]\n> 作業の前に:\n> - 保存先のディスクの\n>   空きを確認する。\n"
+            "> - 管理者でログインする。\n",
+            "note",
+            "作業の前に:\n- 保存先のディスクの空きを確認する。\n- 管理者でログインする。",
+        ),
+        (
+            "> **Warning:** Before you flash:\n> 1. Charge the device.\n> 2. Back up your files.\n",
+            "warning",
+            "Before you flash:\n1. Charge the device.\n2. Back up your files.",
+        ),
+        ("> * first\n> * second\n", "", "* first\n* second"),
     ],
 )
 def test_quotes_and_admonitions(source: str, label: str, text: str) -> None:

@@ -54,6 +54,8 @@ _GFM_ALERT = re.compile(r"^\s*\[!(?P<label>[A-Za-z]+)\]\s*$")
 # DocFX's presentation wrapper in a quote (Microsoft Learn pages: ``> [!div class="checklist"]``,
 # ``> [!div class="mx-imgBorder"]``): a styling line, not content; the quote's other lines are.
 _DOCFX_DIV = re.compile(r"^\s*\[!div\b[^\]\n]*\]\s*$", re.IGNORECASE)
+# A list item inside a quote (``> - Charge the device.``): it starts a line of its own.
+_QUOTE_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\S")
 _HTML_IMG = re.compile(r"<img\b[^>]{0,2000}>", re.IGNORECASE)
 _HTML_ALT = re.compile(r"""\balt\s*=\s*["']([^"']*)["']""", re.IGNORECASE)
 _IMAGE_PATH = re.compile(r"[\w./~%-]+\.(?:png|jpe?g|gif|svg|webp|bmp)\b", re.IGNORECASE)
@@ -148,7 +150,12 @@ def _dedent(line: str, column: int) -> str:
 
 
 def _quote_text(raw: str) -> tuple[str, str]:
-    """Strip ``>`` prefixes; return ``(admonition label, text)``."""
+    """Strip ``>`` prefixes; return ``(admonition label, text)``.
+
+    Wrapped lines are joined, but a list item in the quote starts a line of its own, with
+    its marker, as the author wrote it: a note listing three conditions reads as a list,
+    not as one line holding ``* a * b * c``.
+    """
     lines = [ln for ln in _QUOTE_PREFIX.sub("", raw).splitlines() if ln.strip() and not _DOCFX_DIV.match(ln)]
     label = ""
     if lines:
@@ -160,7 +167,12 @@ def _quote_text(raw: str) -> tuple[str, str]:
             label, rest = leading_label(lines[0])
             if label:
                 lines = ([rest.strip()] if rest.strip() else []) + lines[1:]
-    return label, _prose("\n".join(lines))
+    groups: list[list[str]] = []
+    for line in lines:
+        if not groups or _QUOTE_ITEM.match(line):
+            groups.append([])
+        groups[-1].append(line)
+    return label, "\n".join(text for group in groups if (text := _prose("\n".join(group))))
 
 
 @dataclass
