@@ -169,6 +169,60 @@ def test_loose_item_blocks_belong_to_their_item() -> None:
     assert code.hint("language") == "console"
 
 
+@pytest.mark.parametrize(
+    "source",
+    [
+        "## 目次\n\n1. [インストール](#インストール)\n2. [初期設定](#初期設定)\n"
+        "   - [ネットワーク](#ネットワーク)\n3. [バックアップ](#バックアップ)\n",
+        "- [Install](#install), [Upgrade](#upgrade)\n- [Configure](#configure)\n",
+        "* [Can't sign in?](#cant-sign-in)\n\n* [Why is the screen dark?](#why-is-the-screen-dark)\n",
+    ],
+)
+def test_a_list_of_in_page_links_is_the_pages_contents_not_steps(source: str) -> None:
+    # A page's own table of contents names its sections; as a list it would be a
+    # procedure whose steps are section titles. Its entries are text, marked contents.
+    elements = read(source)
+    entries = [e for e in elements if e.kind is not K.SECTION_HEADER]
+    assert entries
+    assert all(e.kind is K.TEXT and e.hint("contents") == "true" for e in entries)
+    assert all(e.parent_id is None and e.list_id is None and not e.number for e in entries)
+    assert "#" not in " ".join(e.text for e in entries)  # the link texts, their targets dropped
+    assert_spans_cover(source, elements)
+    chunks = ProcedureChunker().chunk(source, source_id="toc.md")
+    assert all(not c.steps and c.chunk_type.value != "procedure" for c in chunks)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # One item that is not a link: a list of steps, some pointing at their section.
+        "1. [Prepare the device](#prepare)\n2. Restart the device.\n3. [Enroll it](#enroll)\n",
+        # Links to other pages: a list of related pages, read as a list as before.
+        "- [Install](install.md)\n- [Configure](https://example.com/configure)\n",
+        # The link is part of the step's words.
+        "1. Open [Settings](#settings).\n2. Select **Reset**.\n",
+    ],
+)
+def test_a_list_with_any_item_that_is_more_than_an_in_page_link_stays_a_list(source: str) -> None:
+    elements = read(source)
+    assert {e.kind for e in elements} == {K.LIST_ITEM}
+    assert not any(e.hint("contents") for e in elements)
+
+
+def test_a_contents_list_and_the_procedure_after_it_on_one_page() -> None:
+    source = (
+        "# 管理ガイド\n\n- [ユーザーの追加](#ユーザーの追加)\n- [ユーザーの削除](#ユーザーの削除)\n\n"
+        "## ユーザーの追加\n\n1. 管理画面を開きます。\n2. [追加] を選択します。\n"
+    )
+    chunks = [c for c in ProcedureChunker().chunk(source, source_id="guide.md") if c.level.value == "child"]
+    procedures = [c for c in chunks if c.steps]
+    assert [s.action for c in procedures for s in c.steps] == [
+        "管理画面を開きます。",
+        "[追加] を選択します。",
+    ]
+    assert any("ユーザーの削除" in c.text and not c.steps for c in chunks)
+
+
 # ----- tables, images, code -------------------------------------------------------------------
 
 

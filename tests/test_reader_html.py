@@ -211,6 +211,38 @@ def test_list_numbers(body: str, numbers: list[str]) -> None:
     assert [e.number for e in read(body) if e.kind is K.LIST_ITEM] == numbers
 
 
+@pytest.mark.parametrize(
+    ("body", "entries"),
+    [
+        (
+            '<h2>目次</h2><ol><li><a href="#a">インストール</a></li><li><a href="#b">初期設定</a>'
+            '<ul><li><a href="#c">ネットワーク</a></li></ul></li></ol>',
+            ["インストール", "初期設定", "ネットワーク"],
+        ),
+        ('<ul><li><a href="#x">Install</a>, <a href="#y">Upgrade</a></li></ul>', ["Install Upgrade"]),
+    ],
+)
+def test_a_list_of_in_page_links_is_the_pages_contents_not_steps(body: str, entries: list[str]) -> None:
+    # A help page's own contents list names its sections: text marked contents, never steps.
+    elements = [e for e in read(body) if e.kind is not K.SECTION_HEADER]
+    assert [e.text for e in elements] == entries
+    assert all(e.kind is K.TEXT and e.hint("contents") == "true" and e.list_id is None for e in elements)
+    chunks = ProcedureChunker().chunk(f"<html><body>{body}</body></html>", source_id="toc.html")
+    assert all(not c.steps for c in chunks)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '<ol><li><a href="#prep">Prepare the device</a></li><li>Restart the device.</li></ol>',
+        '<ul><li><a href="install.html">Install</a></li><li><a href="#c">Configure</a></li></ul>',
+        '<ol><li>Open <a href="#s">Settings</a>.</li><li>Select <b>Reset</b>.</li></ol>',
+    ],
+)
+def test_a_list_with_any_item_that_is_more_than_an_in_page_link_stays_a_list(body: str) -> None:
+    assert {e.kind for e in read(body)} == {K.LIST_ITEM}
+
+
 def test_nesting_parents_and_list_ids() -> None:
     a, b, c, more = read("<ol><li>a<ol><li>b</li></ol></li><li><p>c</p><p>more</p></li></ol>")
     assert (a.level, b.level, c.level) == (0, 1, 0)

@@ -99,6 +99,10 @@ _BLOCKS = frozenset(
 )
 _STRONG = frozenset({"b", "strong", "kbd"})
 _INLINE_CODE = frozenset({"code", "tt", "samp"})
+_LISTS = frozenset({"ul", "ol"})
+# Between the links of a contents entry: nothing but spaces and separators.
+_LINK_GLUE = re.compile(r"[\s,、・|/]*")
+_CONTENTS_HINTS = (("contents", "true"),)
 _ADMONITION_TAGS = frozenset({"div", "aside", "section", "p", "blockquote", "table"})
 _MAX_DEPTH = 48  # deeper block nesting is read as flat text: no recursion limit to hit
 _SPACE_RUN = re.compile(r"[ \t\f\v\u00a0]+")
@@ -394,6 +398,10 @@ class _HtmlWalker:
         self.out.block(K.TEXT, "\n".join(lines), line, admonition=label)
 
     def list(self, el: HtmlElement, depth: int, line: int | None) -> None:
+        entries = _contents_entries(el)
+        if entries is not None:
+            self.contents(entries, depth)
+            return
         tag = _tag(el)
         ordered = tag == "ol"
         style = el.get("type") or ""
@@ -409,6 +417,13 @@ class _HtmlWalker:
         self.container(el, depth, line)
         self.out.close_list()
         self.counters.pop()
+
+    def contents(self, entries: Sequence[tuple[HtmlElement, str, Sequence[HtmlElement]]], depth: int) -> None:
+        """A page's own table of contents: each entry a text marked contents, never a step."""
+        for li, text, nested in entries:
+            self.out.block(K.TEXT, text, _line(li), hints=_CONTENTS_HINTS)
+            for sub in nested:
+                self.list(sub, depth + 1, _line(sub))
 
     def item(self, el: HtmlElement, depth: int, line: int | None) -> None:
         counter = self.counters[-1] if self.counters else _Counter(1, 1, "1", False)
@@ -461,6 +476,37 @@ class _HtmlWalker:
         self.figure_caption.append(" ".join(_lines(_render(caption))) if caption is not None else "")
         self.container(el, depth, line)
         self.figure_caption.pop()
+
+
+def _contents_entries(el: HtmlElement) -> list[tuple[HtmlElement, str, list[HtmlElement]]] | None:
+    """Each item's link texts and nested lists when ``el`` is the page's contents, else ``None``.
+
+    A contents list is one whose every item is only links to places on the same page
+    (``<a href="#…">``, nested lists aside). It names the page's sections; read as a list
+    it would be a procedure whose steps are section titles.
+    """
+    entries = []
+    for li in el:
+        if not _tag(li):
+            continue  # a comment or processing instruction
+        if _tag(li) != "li" or _hidden(li):
+            return None
+        links: list[str] = []
+        nested: list[HtmlElement] = []
+        glue = [li.text or ""]
+        for child in li:
+            tag = _tag(child)
+            if tag in _LISTS:
+                nested.append(child)
+            elif tag == "a" and (child.get("href") or "").startswith("#") and len(child) == 0:
+                links.append(" ".join(_lines(_render(child, marks=False))))
+            elif tag:
+                return None
+            glue.append(child.tail or "")
+        if not links or not all(_LINK_GLUE.fullmatch(g) for g in glue) or not all(links):
+            return None
+        entries.append((li, " ".join(links), nested))
+    return entries or None
 
 
 def run_has_text(run: Sequence[object]) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from procedure_rag._language.labels import leading_label
@@ -54,6 +54,13 @@ _GFM_ALERT = re.compile(r"^\s*\[!(?P<label>[A-Za-z]+)\]\s*$")
 # DocFX's presentation wrapper in a quote (Microsoft Learn pages: ``> [!div class="checklist"]``,
 # ``> [!div class="mx-imgBorder"]``): a styling line, not content; the quote's other lines are.
 _DOCFX_DIV = re.compile(r"^\s*\[!div\b[^\]\n]*\]\s*$", re.IGNORECASE)
+# A list item whose own text is nothing but links to places on the same page
+# (``- [Install](#install)``, ``1. [初期設定](#初期設定) / [接続](#接続)``): an entry of the page's
+# table of contents, not a step.
+_CONTENTS_ITEM = re.compile(
+    r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+(?:\[[^\]\n]+\]\(#[^)\s]*\)[ \t]*[,、・|/]?[ \t]*)+\s*"
+)
+_CONTENTS_HINTS = (("contents", "true"),)
 # A list item inside a quote (``> - Charge the device.``): it starts a line of its own.
 _QUOTE_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\S")
 _HTML_IMG = re.compile(r"<img\b[^>]{0,2000}>", re.IGNORECASE)
@@ -575,12 +582,67 @@ def iter_markdown(
         the span of some element: markup between blocks (rules, reference
         definitions) becomes an element with empty text.
     """
+    yield from _contents_lists(_walk(text, source_id, options), text)
+
+
+def _walk(text: str, source_id: str, options: ReaderOptions) -> Iterator[LayoutElement]:
     walker = _Walker(text, source_id, options.step_styles)
     for start, end, events in segment_events(text):
         walker.char = CharIndex(text[start:end] if end - start < len(text) else text, start)
         yield from walker.walk(events)
     walker.fill_gap(len(text))
     yield from walker.out
+
+
+def _contents_lists(elements: Iterable[LayoutElement], text: str) -> Iterator[LayoutElement]:
+    """Make each list whose items are all in-page links (a table of contents) text, not steps.
+
+    A page's own contents list (``- [Install](#install)`` …) names its sections; taken as
+    a list it would be a procedure whose steps are section titles. Its items become text
+    elements marked ``contents``, as a PDF's contents list does (their link texts kept).
+    Elements are held back only while a list runs.
+    """
+    held: list[LayoutElement] = []
+    for el in elements:
+        if el.list_id is not None:
+            held.append(el)
+            continue
+        if held:
+            yield from _contents_made_text(held, text)
+            held = []
+        yield el
+    if held:
+        yield from _contents_made_text(held, text)
+
+
+def _contents_made_text(run: list[LayoutElement], text: str) -> list[LayoutElement]:
+    """``run`` (the elements of one or more lists) with its contents lists made text."""
+    entries: dict[str, bool] = {}
+    for el in run:
+        if el.kind is ElementKind.LIST_ITEM and el.list_id is not None:
+            link_only = el.span is not None and _CONTENTS_ITEM.fullmatch(text, el.span.start, el.span.end)
+            entries[el.list_id] = entries.get(el.list_id, True) and link_only is not None
+    contents = {list_id for list_id, all_links in entries.items() if all_links}
+    if not contents:
+        return run
+    entry_ids = {el.element_id for el in run if el.list_id in contents and el.kind is ElementKind.LIST_ITEM}
+    out = []
+    for el in run:
+        if el.element_id in entry_ids:
+            el = replace(  # noqa: PLW2901 - the element, made text
+                el,
+                kind=ElementKind.TEXT,
+                level=0,
+                number="",
+                ordered=False,
+                parent_id=None,
+                list_id=None,
+                hints=(*el.hints, *_CONTENTS_HINTS),
+            )
+        elif el.list_id in contents or el.parent_id in entry_ids:
+            el = replace(el, parent_id=None, list_id=None if el.list_id in contents else el.list_id)  # noqa: PLW2901
+        out.append(el)
+    return out
 
 
 def read_markdown(
