@@ -201,11 +201,13 @@ def test_a_list_of_in_page_links_is_the_pages_contents_not_steps(source: str) ->
         "- [Install](install.md)\n- [Configure](https://example.com/configure)\n",
         # The link is part of the step's words.
         "1. Open [Settings](#settings).\n2. Select **Reset**.\n",
+        # An item holding more than its link: a paragraph under it.
+        "1. [Install](#install)\n\n   Run the installer from the DVD.\n\n2. [Run](#run)\n",
     ],
 )
 def test_a_list_with_any_item_that_is_more_than_an_in_page_link_stays_a_list(source: str) -> None:
     elements = read(source)
-    assert {e.kind for e in elements} == {K.LIST_ITEM}
+    assert [e.kind for e in elements].count(K.LIST_ITEM) >= 2
     assert not any(e.hint("contents") for e in elements)
 
 

@@ -616,12 +616,21 @@ def _contents_lists(elements: Iterable[LayoutElement], text: str) -> Iterator[La
 
 
 def _contents_made_text(run: list[LayoutElement], text: str) -> list[LayoutElement]:
-    """``run`` (the elements of one or more lists) with its contents lists made text."""
+    """``run`` (the elements of one or more lists) with its contents lists made text.
+
+    A list is contents when each of its items is only in-page links and nothing but its
+    items is in it (a paragraph, a picture or code inside an item makes it a list).
+    """
     entries: dict[str, bool] = {}
     for el in run:
-        if el.kind is ElementKind.LIST_ITEM and el.list_id is not None:
-            link_only = el.span is not None and _CONTENTS_ITEM.fullmatch(text, el.span.start, el.span.end)
-            entries[el.list_id] = entries.get(el.list_id, True) and link_only is not None
+        if el.list_id is None:
+            continue
+        link_only = (
+            el.kind is ElementKind.LIST_ITEM
+            and el.span is not None
+            and _CONTENTS_ITEM.fullmatch(text, el.span.start, el.span.end) is not None
+        )
+        entries[el.list_id] = entries.get(el.list_id, True) and link_only
     contents = {list_id for list_id, all_links in entries.items() if all_links}
     if not contents:
         return run
