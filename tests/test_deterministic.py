@@ -217,7 +217,7 @@ def test_throughput_on_hololens_ja(record_property: pytest.RecordProperty) -> No
 
 def test_sentence_kind_gives_each_sentence_of_a_pdf_text_chunk_its_section() -> None:
     # E-Manual's text comes from a PDF: lines are wrapped mid-sentence and the menu path is a
-    # run of short lines. Each text is the section's headings and one sentence of 80
+    # run of short lines. Each text is the section's headings and one sentence of 120
     # characters or more, the wrapped lines joined again; a shorter one goes on with the next.
     children = [c for c in _chunks("emanual/samsung-tv-sections-10-28.txt") if c.level.value == "child"]
     held = [c for c in children if c.section_path[-1] == "Updating through a USB device"]
@@ -227,9 +227,8 @@ def test_sentence_kind_gives_each_sentence_of_a_pdf_text_chunk_its_section() -> 
         head + "Settings > Support > Software Update > Update Now After downloading the update file "
         "from the Samsung website and storing it on a USB device, "
         "connect the USB device to the TV to update.",
-        head
-        + "To update using a USB flash drive, download the update package from Samsung.com to your computer.",
-        head + "Then, save the update package in the USB device's top-level folder. "
+        head + "To update using a USB flash drive, download the update package from Samsung.com to your "
+        "computer. Then, save the update package in the USB device's top-level folder. "
         "Otherwise, the TV will not be able to locate the update package.",
     ]
     assert all(r.kind is K.SENTENCE for r in reps)
@@ -264,19 +263,21 @@ def test_sentence_texts_join_wrapped_japanese_without_spaces_and_leave_code_and_
         "夜間バックアップの設定\n\n"
         "夜間バックアップは管理画面の「バックアップ」タブで設定します。設定を変えると、次の深夜\n"
         "零時から新しい時刻で動きます。保存先のディスクに十分な空きがあることを、設定の前に必ず確認\n"
-        "してください。\n"
+        "してください。空きが足りないと、その夜のバックアップは途中で止まり、管理者にメールで知らされます。\n"
         "保存期間を過ぎたバックアップは、毎朝の点検のときに古いものから順に自動で削除されます。"
-        "削除されたバックアップは元に戻せないので、必要なものは別の場所へ事前にコピーしてください。\n"
+        "削除されたバックアップは元に戻せないので、必要なものは別の場所へ事前にコピーしてください。"
+        "コピーの手順は、このガイドの「バックアップの持ち出し」を参照してください。\n"
     )
     options = ChunkerOptions(source_format="text")
     children = [c for c in chunk(text, source_id="backup.txt", options=options) if c.level.value == "child"]
     texts = [t for c in children for t in sentence_texts(c)]
     assert [t.split("\n", 1)[0] for t in texts] == ["夜間バックアップの設定"] * 2
-    # Japanese sentences are short: three make the first text's 80 characters, two the second's.
+    # Japanese sentences are short: four make the first text's 120 characters, three the second's.
     assert texts[0] == (
         "夜間バックアップの設定\n夜間バックアップは管理画面の「バックアップ」タブで設定します。"
         "設定を変えると、次の深夜零時から新しい時刻で動きます。"
         "保存先のディスクに十分な空きがあることを、設定の前に必ず確認してください。"
+        "空きが足りないと、その夜のバックアップは途中で止まり、管理者にメールで知らされます。"
     )
     assert texts[1].startswith("夜間バックアップの設定\n保存期間を過ぎたバックアップは")
     # Code, table rows and images are not prose; list items and headings start a paragraph.

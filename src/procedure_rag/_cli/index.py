@@ -420,8 +420,8 @@ def add_index(commands: Commands, common: Parser) -> None:
         "--sentence-vectors",
         action="store_true",
         help="also embed each sentence of a text chunk on its own (finds the chunk holding the "
-        "sentence a question names; helped English PDF-extracted manuals, not Japanese ones; "
-        "about 2.7x the vectors of a text-only manual)",
+        "sentence a question names; lifts prose-heavy manuals such as PDF-extracted ones; "
+        "about 2x the vectors of a manual that is all text)",
     )
     parser.set_defaults(handler=run_index)
 
