@@ -217,19 +217,24 @@ def test_an_unreadable_file_stops_the_run_after_the_batches_before_it(
     assert _summary(out)["chunks"].endswith(f"({fixed} new, 0 changed, {a_md} unchanged, 0 removed)")
 
 
+def _index_vectors(summary: dict[str, str]) -> int:
+    """The vectors the summary's index line counts (``"…, 1,234 vectors, …"``)."""
+    return int(summary["index"].split(", ")[1].split()[0])
+
+
 def test_index_step_vectors_adds_them_and_a_plain_run_takes_them_away(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     persist = str(tmp_path / "index")
     _, plain, _ = run(capsys, "index", str(MARKDOWN), "--persist", persist)
-    plain_vectors = int(_summary(plain)["index"].split(", ")[1].split()[0])
+    plain_vectors = _index_vectors(_summary(plain))
     code, out, _ = run(capsys, "index", str(MARKDOWN), "--persist", persist, "--step-vectors")
     assert code == 0
     # Every chunk is unchanged; only the step vectors are new.
     summary = _summary(out)
     steps = int(summary["vectors"].split()[0])
     assert steps > 0
-    assert int(summary["index"].split(", ")[1].split()[0]) == plain_vectors + steps
+    assert _index_vectors(summary) == plain_vectors + steps
     code, out, _ = run(capsys, "query", DELETE_PAGE, "--persist", persist, "--jsonl")
     assert code == 0
     best = _jsonl(out)[0]["metadata"]
@@ -238,7 +243,7 @@ def test_index_step_vectors_adds_them_and_a_plain_run_takes_them_away(
     # Without the option again, the index is the plain one: no step vector stays behind.
     code, out, _ = run(capsys, "index", str(MARKDOWN), "--persist", persist)
     assert code == 0
-    assert int(_summary(out)["index"].split(", ")[1].split()[0]) == plain_vectors
+    assert _index_vectors(_summary(out)) == plain_vectors
 
 
 def test_index_progress_bar_on_a_terminal(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -598,13 +603,13 @@ def test_index_sentence_vectors_add_them_for_text_chunks_and_a_query_names_the_s
     # E-Manual's PDF-extracted pages are text chunks: each sentence gets its own vector.
     persist = str(tmp_path / "index")
     _, plain, _ = run(capsys, "index", str(TEXT), "--persist", persist)
-    plain_vectors = int(_summary(plain)["index"].split(", ")[1].split()[0])
+    plain_vectors = _index_vectors(_summary(plain))
     code, out, _ = run(capsys, "index", str(TEXT), "--persist", persist, "--sentence-vectors")
     assert code == 0
     summary = _summary(out)
     sentences = int(summary["vectors"].split()[0])
     assert sentences > 0
-    assert int(summary["index"].split(", ")[1].split()[0]) == plain_vectors + sentences
+    assert _index_vectors(summary) == plain_vectors + sentences
     code, out, _ = run(
         capsys, "query", "Is face recognition as secure as a PIN?", "--persist", persist, "--jsonl"
     )
@@ -614,4 +619,4 @@ def test_index_sentence_vectors_add_them_for_text_chunks_and_a_query_names_the_s
     matched = {hit["kind"]: hit["text"] for hit in best["metadata"]["matched"]}
     assert "sentence" in matched
     code, out, _ = run(capsys, "index", str(TEXT), "--persist", persist)
-    assert int(_summary(out)["index"].split(", ")[1].split()[0]) == plain_vectors
+    assert _index_vectors(_summary(out)) == plain_vectors
