@@ -7,9 +7,9 @@ wrapped by a PDF or an editor joined again (no space between two Japanese charac
 and cut into sentences; code, table rows and image lines are not prose and give none.
 A sentence shorter than :data:`MIN_SENTENCE_CHARS` goes on with the next one ("To enter
 Ambient Mode, press the button." alone matches too many questions, and short Japanese
-sentences more so), and each text
-opens with the last two headings of the section, as a step's does. A chunk that is one
-sentence gets none: its raw vector is that sentence already. Retrieval counts a
+sentences more so), and each text opens with the last two headings of the section, as a
+step's does. A chunk that is one sentence gets none: its raw vector is that sentence
+already. Retrieval counts a
 sentence's hit as its chunk's raw text (:func:`~procedure_rag._retrieval.fusion.fuse`),
 so the chunk comes back once, with the sentence that matched.
 """
@@ -27,13 +27,14 @@ from procedure_rag._types import Chunk
 __all__ = ["MIN_SENTENCE_CHARS", "paragraphs", "sentence_texts"]
 
 #: The fewest characters of a sentence text (after its headings); a shorter sentence is
-#: joined with the next one. Measured at 40, 80, 120 and 160 on the dev sets: at 120 the
-#: Japanese sets lose nothing (at 80 HoloLens ja and the real PDFs lost answered@1) and
-#: E-Manual keeps most of its gain, in four fifths of the vectors of 80.
+#: joined with the next one. Measured at 40, 80, 120 and 160 on the dev sets: at 120
+#: HoloLens and Japanese-native lose nothing at rank 1 and the real PDFs one question of 25
+#: (at 80: HoloLens ja 2 and the real PDFs 2), and E-Manual keeps most of its gain, in four
+#: fifths of the vectors of 80.
 MIN_SENTENCE_CHARS = 120
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
-# A line that starts a new paragraph: a list item, a heading, a quote, an admonition label.
+# A line that starts a new paragraph: a list item, a heading, a quote.
 _STARTS_BLOCK = re.compile(r"^\s*(?:[-*+•・]\s|\d{1,3}[.)]\s|#{1,6}\s|>)")
 # Lines that are not prose.
 _NOT_PROSE = re.compile(r"^\s*(?:\||!\[|<img\b)|\|.*\|")
