@@ -868,11 +868,10 @@ def _records(
     """The vectors of a method: the default representations (``every_kind``: a model's table,
     questions and summaries too; ``steps``: and a vector per step of a procedure), or raw ones
     (plus the ``added`` kinds); ``sentences``: and a vector per sentence of a text chunk."""
-    from procedure_rag import DEFAULT_KINDS, OFFLINE_KINDS, generate_representations  # noqa: PLC0415
+    from procedure_rag import DEFAULT_KINDS, generate_representations  # noqa: PLC0415
     from procedure_rag._metadata import chunk_from_metadata  # noqa: PLC0415
-    from procedure_rag._representations.types import OFFLINE_STEP_KINDS, RepresentationKind  # noqa: PLC0415
+    from procedure_rag._representations.types import offline_kinds  # noqa: PLC0415
     from procedure_rag._store.writer import VectorRecord, vector_records  # noqa: PLC0415
-    from procedure_rag._types import ChunkType  # noqa: PLC0415
 
     if raw_only:
         # One vector per child chunk: its text, whatever its type (pictures too).
@@ -887,10 +886,7 @@ def _records(
             (chunk_from_metadata(c.text, c.metadata) for c in corpus.children), defaults=DEFAULT_KINDS
         )
         return raw + vector_records([r for r in reps if r.kind.value in added], corpus.chunks)
-    defaults = DEFAULT_KINDS if every_kind else OFFLINE_STEP_KINDS if steps else OFFLINE_KINDS
-    if sentences:
-        text = ChunkType.TEXT
-        defaults = {**defaults, text: (*defaults[text], RepresentationKind.SENTENCE)}
+    defaults = DEFAULT_KINDS if every_kind else offline_kinds(steps=steps, sentences=sentences)
     reps = generate_representations(
         (chunk_from_metadata(c.text, c.metadata) for c in corpus.children), defaults=defaults
     )

@@ -26,6 +26,7 @@ from procedure_rag._representations.types import (
     OFFLINE_STEP_KINDS,
     RepresentationKind,
     kinds_for,
+    offline_kinds,
 )
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -252,8 +253,13 @@ def test_sentence_texts_hold_a_text_chunks_prose_whole_in_long_enough_parts(rela
         assert [r.text for r in DeterministicGenerator().generate(back, [K.SENTENCE])] == [
             r.text for r in mine
         ]
-    # Opt-in: in no default table.
+    # Opt-in: in no default table; offline_kinds(sentences=True) adds it to text chunks only.
     assert all(K.SENTENCE not in kinds for kinds in (*OFFLINE_KINDS.values(), *DEFAULT_KINDS.values()))
+    asked = offline_kinds(sentences=True)
+    assert asked[ChunkType.TEXT] == (*OFFLINE_KINDS[ChunkType.TEXT], K.SENTENCE)
+    assert {t: k for t, k in asked.items() if t is not ChunkType.TEXT} == {
+        t: k for t, k in OFFLINE_KINDS.items() if t is not ChunkType.TEXT
+    }
 
 
 def test_sentence_texts_join_wrapped_japanese_without_spaces_and_leave_code_and_tables_out() -> None:

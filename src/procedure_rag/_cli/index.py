@@ -47,12 +47,12 @@ from procedure_rag._models.embeddings import (
 )
 from procedure_rag._readers.registry import SUFFIXES, detect_format
 from procedure_rag._representations.offline.generator import generate_representations
-from procedure_rag._representations.types import OFFLINE_KINDS, RepresentationKind
+from procedure_rag._representations.types import offline_kinds
 from procedure_rag._retrieval.fusion import Hit
 from procedure_rag._retrieval.retrieve import RetrievalOptions, Retrieved, check_query
 from procedure_rag._store.records import StoredChunk
 from procedure_rag._store.writer import IndexReport, stored_chunk
-from procedure_rag._types import Chunk, ChunkType
+from procedure_rag._types import Chunk
 
 __all__ = [
     "Document",
@@ -270,11 +270,7 @@ def write_documents(
     one per sentence of each text chunk. ``label`` names the progress.
     """
     progress = Progress(err, label=label)
-    kinds = dict(OFFLINE_KINDS)
-    if step_vectors:
-        kinds[ChunkType.PROCEDURE] = (*kinds[ChunkType.PROCEDURE], RepresentationKind.STEP)
-    if sentence_vectors:
-        kinds[ChunkType.TEXT] = (*kinds[ChunkType.TEXT], RepresentationKind.SENTENCE)
+    kinds = offline_kinds(steps=step_vectors, sentences=sentence_vectors)
     representations = (
         (lambda chunks: generate_representations(chunks, defaults=kinds))
         if step_vectors or sentence_vectors

@@ -22,6 +22,7 @@ __all__ = [
     "Representation",
     "RepresentationKind",
     "kinds_for",
+    "offline_kinds",
     "representation_id",
 ]
 
@@ -75,11 +76,25 @@ OFFLINE_KINDS: Mapping[ChunkType, tuple[RepresentationKind, ...]] = MappingProxy
 )
 
 
-#: :data:`OFFLINE_KINDS` with a vector per step of each procedure (the opt-in ``step`` kind:
-#: ``procedure-rag index --step-vectors``; the README's *A vector per step* has its figures).
-OFFLINE_STEP_KINDS: Mapping[ChunkType, tuple[RepresentationKind, ...]] = MappingProxyType(
-    {**OFFLINE_KINDS, ChunkType.PROCEDURE: (*OFFLINE_KINDS[ChunkType.PROCEDURE], _K.STEP)}
-)
+def offline_kinds(
+    *, steps: bool = False, sentences: bool = False
+) -> Mapping[ChunkType, tuple[RepresentationKind, ...]]:
+    """:data:`OFFLINE_KINDS` with the opt-in small-to-big kinds.
+
+    ``steps`` adds a vector per step of each procedure (``procedure-rag index
+    --step-vectors``; the README's *A vector per step*), ``sentences`` one per sentence of
+    each text chunk (``--sentence-vectors``; *A vector per sentence*).
+    """
+    table = dict(OFFLINE_KINDS)
+    if steps:
+        table[ChunkType.PROCEDURE] = (*table[ChunkType.PROCEDURE], _K.STEP)
+    if sentences:
+        table[ChunkType.TEXT] = (*table[ChunkType.TEXT], _K.SENTENCE)
+    return MappingProxyType(table)
+
+
+#: :data:`OFFLINE_KINDS` with a vector per step of each procedure (the opt-in ``step`` kind).
+OFFLINE_STEP_KINDS: Mapping[ChunkType, tuple[RepresentationKind, ...]] = offline_kinds(steps=True)
 
 
 def kinds_for(
