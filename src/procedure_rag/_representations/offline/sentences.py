@@ -21,7 +21,7 @@ import re
 from procedure_rag._language.lexicons import split_sentences
 from procedure_rag._language.text import join_lines
 from procedure_rag._representations.offline.steps import SECTION_LEVELS
-from procedure_rag._representations.offline.summary import body_text, plain
+from procedure_rag._representations.offline.summary import FENCE, body_text, not_prose, plain
 from procedure_rag._types import Chunk
 
 __all__ = ["MIN_SENTENCE_CHARS", "paragraphs", "sentence_texts"]
@@ -33,11 +33,8 @@ __all__ = ["MIN_SENTENCE_CHARS", "paragraphs", "sentence_texts"]
 #: fifths of the vectors of 80.
 MIN_SENTENCE_CHARS = 120
 
-_FENCE = re.compile(r"^\s*(```|~~~)")
 # A line that starts a new paragraph: a list item, a heading, a quote.
 _STARTS_BLOCK = re.compile(r"^\s*(?:[-*+•・]\s|\d{1,3}[.)]\s|#{1,6}\s|>)")
-# Lines that are not prose.
-_NOT_PROSE = re.compile(r"^\s*(?:\||!\[|<img\b)|\|.*\|")
 _HEADING = re.compile(r"^\s*#{1,6}\s")
 _ITEM_MARKER = re.compile(r"^\s*(?:[-*+•・]|\d{1,3}[.)])\s+|^\s*(?:#{1,6}|>+)\s*")
 
@@ -58,11 +55,11 @@ def paragraphs(text: str) -> list[str]:
             lines.clear()
 
     for raw in text.splitlines():
-        if _FENCE.match(raw):
+        if FENCE.match(raw):
             close()
             in_code = not in_code
             continue
-        if in_code or _NOT_PROSE.search(raw) or not raw.strip():
+        if in_code or not_prose(raw.strip()):
             close()
             continue
         if _STARTS_BLOCK.match(raw):

@@ -14,10 +14,12 @@ from procedure_rag._language.lexicons import ENGLISH, LEXICONS, Lexicon, by_lang
 from procedure_rag._types import Chunk, ChunkType
 
 __all__ = [
+    "FENCE",
     "SummaryWords",
     "body_text",
     "clip",
     "lexicon_for",
+    "not_prose",
     "plain",
     "sentences",
     "summary",
@@ -29,7 +31,8 @@ _TAG = re.compile(r"<[^>\n]{1,200}>")
 _EMPHASIS = re.compile(r"\*\*|__|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])|(?<!\w)_(?=\S)|(?<=\S)_(?!\w)|`")
 _ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|])")
 _SPACE = re.compile(r"[ \t\u3000]+")
-_FENCE = re.compile(r"^\s*(```|~~~)")
+#: A code fence line (``` or ~~~), opening or closing.
+FENCE = re.compile(r"^\s*(```|~~~)")
 
 
 def lexicon_for(chunk: Chunk) -> Lexicon:
@@ -65,15 +68,20 @@ def sentences(text: str, *, skip_code: bool = True) -> list[str]:
     out: list[str] = []
     in_code = False
     for raw in text.splitlines():
-        if _FENCE.match(raw):
+        if FENCE.match(raw):
             in_code = not in_code
             continue
         line = raw.strip()
-        if (in_code and skip_code) or not line or line.startswith(("|", "![")) or line.count("|") >= 2:
+        if (in_code and skip_code) or not_prose(line):
             continue
         line = re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", line)
         out.extend(s.strip() for s in split_sentences(plain(line)) if s.strip())
     return out
+
+
+def not_prose(line: str) -> bool:
+    """Whether a stripped line is no prose: empty, a table row or an image line."""
+    return not line or line.startswith(("|", "![")) or line.count("|") >= 2
 
 
 def clip(text: str, limit: int, *, words: bool) -> str:
