@@ -19,6 +19,7 @@ import re
 import unicodedata
 
 __all__ = [
+    "CONTENTS_HINTS",
     "DASHES",
     "NUMBER_PREFIX",
     "SENTENCE",
@@ -30,6 +31,10 @@ __all__ = [
     "single_number",
     "toc_line",
 ]
+
+#: The hint every reader puts on a contents entry or list it keeps as text (never steps):
+#: a PDF's or a text's contents, a Markdown or HTML page's list of in-page links.
+CONTENTS_HINTS: tuple[tuple[str, str], ...] = (("contents", "true"),)
 
 #: The dashes a printed page number sits between (``- 3 -``, ``－ 3 －``, ``ー 3 ー``, ``〜 3 〜``).
 DASHES = "-－—–−‐ー~〜"

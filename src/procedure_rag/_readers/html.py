@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 from procedure_rag._errors import ReaderError
 from procedure_rag._language.labels import LABEL_WORDS, admonition_label
 from procedure_rag._language.text import join_lines
+from procedure_rag._readers.furniture_rules import CONTENTS_HINTS
 from procedure_rag._readers.markup import BlockEmitter, format_number, place
 from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._readers.tables import pipe_table
@@ -102,7 +103,6 @@ _INLINE_CODE = frozenset({"code", "tt", "samp"})
 _LISTS = frozenset({"ul", "ol"})
 # Between the links of a contents entry: nothing but spaces and separators.
 _LINK_GLUE = re.compile(r"[\s,、・|/]*")
-_CONTENTS_HINTS = (("contents", "true"),)
 _ADMONITION_TAGS = frozenset({"div", "aside", "section", "p", "blockquote", "table"})
 _MAX_DEPTH = 48  # deeper block nesting is read as flat text: no recursion limit to hit
 _SPACE_RUN = re.compile(r"[ \t\f\v\u00a0]+")
@@ -421,7 +421,7 @@ class _HtmlWalker:
     def contents(self, entries: Sequence[tuple[HtmlElement, str, Sequence[HtmlElement]]], depth: int) -> None:
         """A page's own table of contents: each entry a text marked contents, never a step."""
         for li, text, nested in entries:
-            self.out.block(K.TEXT, text, _line(li), hints=_CONTENTS_HINTS)
+            self.out.block(K.TEXT, text, _line(li), hints=CONTENTS_HINTS)
             for sub in nested:
                 self.list(sub, depth + 1, _line(sub))
 

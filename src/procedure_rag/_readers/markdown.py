@@ -25,6 +25,7 @@ from procedure_rag._language.numbering import StepStyle, match_step_marker
 from procedure_rag._language.substeps import SubStep, find_substeps
 from procedure_rag._language.text import join_lines
 from procedure_rag._readers.draft import ElementDraft, element_id_for, list_id_for
+from procedure_rag._readers.furniture_rules import CONTENTS_HINTS
 from procedure_rag._readers.markdown_events import CharIndex, segment_events
 from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._types import ElementKind, LayoutElement, Span
@@ -60,7 +61,6 @@ _DOCFX_DIV = re.compile(r"^\s*\[!div\b[^\]\n]*\]\s*$", re.IGNORECASE)
 _CONTENTS_ITEM = re.compile(
     r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+(?:\[[^\]\n]+\]\(#[^)\s]*\)[ \t]*[,、・|/]?[ \t]*)+\s*"
 )
-_CONTENTS_HINTS = (("contents", "true"),)
 # A list item inside a quote (``> - Charge the device.``): it starts a line of its own.
 _QUOTE_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\S")
 _HTML_IMG = re.compile(r"<img\b[^>]{0,2000}>", re.IGNORECASE)
@@ -646,7 +646,7 @@ def _contents_made_text(run: list[LayoutElement], text: str) -> list[LayoutEleme
                 ordered=False,
                 parent_id=None,
                 list_id=None,
-                hints=(*el.hints, *_CONTENTS_HINTS),
+                hints=(*el.hints, *CONTENTS_HINTS),
             )
         elif el.list_id in contents or el.parent_id in entry_ids:
             el = replace(el, parent_id=None, list_id=None if el.list_id in contents else el.list_id)  # noqa: PLW2901

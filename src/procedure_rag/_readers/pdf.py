@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from procedure_rag._language.labels import leading_label
 from procedure_rag._language.numbering import match_step_marker
 from procedure_rag._readers.draft import HEADING_FROM, TABLE_FROM, ElementDraft, element_id_for
+from procedure_rag._readers.furniture_rules import CONTENTS_HINTS
 from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._readers.pdf_pages import Line, PageLines, PdfFile, PdfSource
 from procedure_rag._readers.pdf_passes import RECORD_TYPES, PageLayout, PdfLayout
@@ -248,7 +249,7 @@ class _Writer:
             draft = ElementDraft(ElementKind.TABLE, pipe_table(block.rows), hints=hints)
         else:
             if block.kind == "contents":
-                hints = (*hints, ("contents", "true"))
+                hints = (*hints, *CONTENTS_HINTS)
             if block.kind == "heading":
                 self.level = block.level
                 hints = (*hints, (HEADING_FROM, self.heading_evidence))

@@ -54,6 +54,7 @@ from procedure_rag._language.numbering import (
     match_step_marker,
 )
 from procedure_rag._readers.draft import element_id_for, list_id_for
+from procedure_rag._readers.furniture_rules import CONTENTS_HINTS
 from procedure_rag._readers.headings import HeadingRules
 from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._readers.pdf_text import same_length_lookalikes
@@ -83,7 +84,6 @@ _CODEISH = re.compile(
     r"import)\b"
 )
 _MAX_PENDING = 3  # paragraphs held back while deciding whether a list continues
-_CONTENTS_HINTS = (("contents", "true"),)
 
 
 def _cells(s: str) -> tuple[int, tuple[int, ...], bool] | None:
@@ -218,7 +218,7 @@ class _Reader(HeadingRules):
         if line.body in self.pages.contents:
             self.contents_line(line)
             return
-        if self.cur is not None and self.cur.hints == _CONTENTS_HINTS:
+        if self.cur is not None and self.cur.hints == CONTENTS_HINTS:
             self.close_cur()  # what follows contents lines is never part of them
         # One regex call rules out rules, notes and heading numbers on ordinary lines.
         special = self.special is None or self.special.match(line.head) is not None
@@ -495,7 +495,7 @@ class _Reader(HeadingRules):
         cur = self.cur
         if (
             cur is not None
-            and cur.hints == _CONTENTS_HINTS
+            and cur.hints == CONTENTS_HINTS
             and self.pages.page_at(cur.last.body) == self.pages.page_at(line.body)
         ):
             cur.last = line
@@ -504,7 +504,7 @@ class _Reader(HeadingRules):
             self.resolve_pending(inside=False)
             block = self.new_block(ElementKind.TEXT, line, [(line.body, line.end)])
             block.join = "lines"
-            block.hints = _CONTENTS_HINTS
+            block.hints = CONTENTS_HINTS
             self.cur = block
             self.cur_indent = line.indent
         self.prev_closed = True
