@@ -222,28 +222,38 @@ def _index_vectors(summary: dict[str, str]) -> int:
     return int(summary["index"].split(", ")[1].split()[0])
 
 
+def _with_part_vectors(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, source: Path, option: str, kind: str, question: str
+) -> dict[str, Any]:
+    """Index ``source`` plain, then with ``option``; the best answer to ``question`` then.
+
+    Every chunk stays unchanged: only the ``kind`` vectors are new, a ``kind`` hit is among
+    what matched, and a plain run again leaves none of them behind.
+    """
+    persist = str(tmp_path / "index")
+    _, plain, _ = run(capsys, "index", str(source), "--persist", persist)
+    plain_vectors = _index_vectors(_summary(plain))
+    code, out, _ = run(capsys, "index", str(source), "--persist", persist, option)
+    assert code == 0
+    summary = _summary(out)
+    added = int(summary["vectors"].split()[0])
+    assert added > 0
+    assert _index_vectors(summary) == plain_vectors + added
+    code, out, _ = run(capsys, "query", question, "--persist", persist, "--jsonl")
+    assert code == 0
+    best: dict[str, Any] = _jsonl(out)[0]
+    assert kind in {hit["kind"] for hit in best["metadata"]["matched"]}
+    code, out, _ = run(capsys, "index", str(source), "--persist", persist)
+    assert code == 0
+    assert _index_vectors(_summary(out)) == plain_vectors
+    return best
+
+
 def test_index_step_vectors_adds_them_and_a_plain_run_takes_them_away(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    persist = str(tmp_path / "index")
-    _, plain, _ = run(capsys, "index", str(MARKDOWN), "--persist", persist)
-    plain_vectors = _index_vectors(_summary(plain))
-    code, out, _ = run(capsys, "index", str(MARKDOWN), "--persist", persist, "--step-vectors")
-    assert code == 0
-    # Every chunk is unchanged; only the step vectors are new.
-    summary = _summary(out)
-    steps = int(summary["vectors"].split()[0])
-    assert steps > 0
-    assert _index_vectors(summary) == plain_vectors + steps
-    code, out, _ = run(capsys, "query", DELETE_PAGE, "--persist", persist, "--jsonl")
-    assert code == 0
-    best = _jsonl(out)[0]["metadata"]
-    assert best["section_path"] == ["ページを移動/複製/削除する", "削除する"]
-    assert "step" in {hit["kind"] for hit in best["matched"]}
-    # Without the option again, the index is the plain one: no step vector stays behind.
-    code, out, _ = run(capsys, "index", str(MARKDOWN), "--persist", persist)
-    assert code == 0
-    assert _index_vectors(_summary(out)) == plain_vectors
+    best = _with_part_vectors(capsys, tmp_path, MARKDOWN, "--step-vectors", "step", DELETE_PAGE)
+    assert best["metadata"]["section_path"] == ["ページを移動/複製/削除する", "削除する"]
 
 
 def test_index_progress_bar_on_a_terminal(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -601,22 +611,6 @@ def test_index_sentence_vectors_add_them_for_text_chunks_and_a_query_names_the_s
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     # E-Manual's PDF-extracted pages are text chunks: each sentence gets its own vector.
-    persist = str(tmp_path / "index")
-    _, plain, _ = run(capsys, "index", str(TEXT), "--persist", persist)
-    plain_vectors = _index_vectors(_summary(plain))
-    code, out, _ = run(capsys, "index", str(TEXT), "--persist", persist, "--sentence-vectors")
-    assert code == 0
-    summary = _summary(out)
-    sentences = int(summary["vectors"].split()[0])
-    assert sentences > 0
-    assert _index_vectors(summary) == plain_vectors + sentences
-    code, out, _ = run(
-        capsys, "query", "Is face recognition as secure as a PIN?", "--persist", persist, "--jsonl"
-    )
-    assert code == 0
-    best = _jsonl(out)[0]
+    question = "Is face recognition as secure as a PIN?"
+    best = _with_part_vectors(capsys, tmp_path, TEXT, "--sentence-vectors", "sentence", question)
     assert "Face recognition is less secure than Pattern, PIN, or Password." in best["text"]
-    matched = {hit["kind"]: hit["text"] for hit in best["metadata"]["matched"]}
-    assert "sentence" in matched
-    code, out, _ = run(capsys, "index", str(TEXT), "--persist", persist)
-    assert _index_vectors(_summary(out)) == plain_vectors
