@@ -14,6 +14,9 @@ on disk (split, representations, embedding, vector store and docstore written):
     The same with the default (deterministic) representations (``OFFLINE_KINDS``).
 ``procedure-rag-multivector+step``
     The default plus a vector per step of each procedure (the opt-in ``step`` kind).
+``procedure-rag-multivector+sentence``
+    The default with each text chunk searched by its sentences (the opt-in ``sentence`` kind),
+    which stand in for the chunk's raw vector where they hold all of its text.
 ``procedure-rag-multivector-all``
     The same with every deterministic kind (``DEFAULT_KINDS``, questions and summaries too: the
     offline default before issue 20).
@@ -256,6 +259,14 @@ def with_steps(chunks: Sequence[Any]) -> list[Any]:
     return list(generate_representations(chunks, defaults=OFFLINE_STEP_KINDS))
 
 
+def with_sentences(chunks: Sequence[Any]) -> list[Any]:
+    """The default kinds with text chunks searched by their sentences (kind ``sentence``, opt-in)."""
+    from procedure_rag import generate_representations  # noqa: PLC0415
+    from procedure_rag._representations.types import offline_kinds  # noqa: PLC0415
+
+    return list(generate_representations(chunks, defaults=offline_kinds(sentences=True)))
+
+
 def ours_pipeline(
     representations: Callable[[Sequence[Any]], list[Any]] | None, suffix: str = ""
 ) -> Callable[[Sequence[Doc], Embeddings, Path], int]:
@@ -299,6 +310,12 @@ def pipelines(*, base: str | None = None) -> list[Pipeline]:
             f"{OURS}-multivector+step",
             "the same with a vector per step of each procedure too (kind step, opt-in)",
             ours_pipeline(with_steps),
+        ),
+        Pipeline(
+            f"{OURS}-multivector+sentence",
+            "the same with each text chunk searched by its sentences, a vector each, in place of "
+            "its raw vector where they hold all of it (kind sentence, opt-in)",
+            ours_pipeline(with_sentences),
         ),
         Pipeline(
             f"{OURS}-multivector-all",

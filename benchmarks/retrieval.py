@@ -972,23 +972,41 @@ def kind_methods() -> list[Method]:
     )
     sentences = ours_method(
         f"{OURS}-multivector+sentence",
-        "as multivector, plus a vector per sentence of a text chunk (kind sentence: the section's "
-        "last two headings and a sentence of 80 characters or more, shorter ones joined with the "
-        "next; a sentence's hit scores as its chunk's raw text)",
+        "as multivector, with text chunks searched by their sentences (kind sentence: the section's "
+        "last two headings and a sentence of 120 characters or more, shorter ones joined with the "
+        "next; in place of the chunk's raw vector where they hold all of its text; a sentence's hit "
+        "scores as its chunk's raw text)",
+        sentences=True,
+    )
+    both = ours_method(
+        f"{OURS}-multivector+step+sentence",
+        "as multivector, with both opt-in kinds: a vector per step of a procedure and text chunks "
+        "searched by their sentences",
+        steps=True,
         sentences=True,
     )
     file_sentences = ours_method(
         f"{OURS}-file+sentence",
-        "as procedure-rag-file, plus a vector per sentence of a text chunk (kind sentence)",
+        "as procedure-rag-file, with text chunks searched by their sentences (kind sentence)",
         documents=ours_file_documents,
         formats=PDF | DOCX,
+        sentences=True,
+    )
+    file_both = ours_method(
+        f"{OURS}-file+step+sentence",
+        "as procedure-rag-file, with a vector per step and text chunks searched by their sentences",
+        documents=ours_file_documents,
+        formats=PDF | DOCX,
+        steps=True,
         sentences=True,
     )
     return [
         every,
         steps,
         sentences,
+        both,
         file_sentences,
+        file_both,
         *(
             ours_method(
                 f"{OURS}-raw+{kind}",

@@ -224,21 +224,27 @@ def _index_vectors(summary: dict[str, str]) -> int:
 
 def _with_part_vectors(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, source: Path, option: str, kind: str, question: str
-) -> dict[str, Any]:
-    """Index ``source`` plain, then with ``option``; the best answer to ``question`` then.
+) -> tuple[dict[str, Any], int]:
+    """Index ``source`` plain, then with ``option``; the best answer to ``question`` then, and
+    how many of the plain run's vectors the option replaced.
 
-    Every chunk stays unchanged: only the ``kind`` vectors are new, a ``kind`` hit is among
-    what matched, and a plain run again leaves none of them behind.
+    The chunks stay the same: the ``kind`` vectors are new, the index holds the plain run's
+    vectors less those replaced plus the new ones, a ``kind`` hit is among what matched,
+    and a plain run again gives back the plain index.
     """
     persist = str(tmp_path / "index")
     _, plain, _ = run(capsys, "index", str(source), "--persist", persist)
-    plain_vectors = _index_vectors(_summary(plain))
+    plain_summary = _summary(plain)
+    plain_vectors = _index_vectors(plain_summary)
     code, out, _ = run(capsys, "index", str(source), "--persist", persist, option)
     assert code == 0
     summary = _summary(out)
     added = int(summary["vectors"].split()[0])
+    removed = re.search(r"(\d+) removed", summary["vectors"])
+    replaced = int(removed.group(1)) if removed else 0
     assert added > 0
-    assert _index_vectors(summary) == plain_vectors + added
+    assert _index_vectors(summary) == plain_vectors - replaced + added
+    assert summary["index"].split(", ")[0] == plain_summary["index"].split(", ")[0]  # the chunks
     code, out, _ = run(capsys, "query", question, "--persist", persist, "--jsonl")
     assert code == 0
     best: dict[str, Any] = _jsonl(out)[0]
@@ -246,14 +252,15 @@ def _with_part_vectors(
     code, out, _ = run(capsys, "index", str(source), "--persist", persist)
     assert code == 0
     assert _index_vectors(_summary(out)) == plain_vectors
-    return best
+    return best, replaced
 
 
 def test_index_step_vectors_adds_them_and_a_plain_run_takes_them_away(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    best = _with_part_vectors(capsys, tmp_path, MARKDOWN, "--step-vectors", "step", DELETE_PAGE)
+    best, replaced = _with_part_vectors(capsys, tmp_path, MARKDOWN, "--step-vectors", "step", DELETE_PAGE)
     assert best["metadata"]["section_path"] == ["ページを移動/複製/削除する", "削除する"]
+    assert replaced == 0  # steps come beside their chunk's raw vector
 
 
 def test_index_progress_bar_on_a_terminal(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -610,7 +617,9 @@ def test_index_and_query_run_without_any_framework(tmp_path: Path) -> None:
 def test_index_sentence_vectors_add_them_for_text_chunks_and_a_query_names_the_sentence(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    # E-Manual's PDF-extracted pages are text chunks: each sentence gets its own vector.
+    # E-Manual's PDF-extracted pages are text chunks: each sentence gets its own vector, in
+    # place of the raw vector of a chunk whose sentences hold all of it.
     question = "Is face recognition as secure as a PIN?"
-    best = _with_part_vectors(capsys, tmp_path, TEXT, "--sentence-vectors", "sentence", question)
+    best, replaced = _with_part_vectors(capsys, tmp_path, TEXT, "--sentence-vectors", "sentence", question)
     assert "Face recognition is less secure than Pattern, PIN, or Password." in best["text"]
+    assert replaced > 0

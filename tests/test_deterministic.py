@@ -18,7 +18,12 @@ from procedure_rag._representations.offline.generator import (
     generate_representations,
     iter_representations,
 )
-from procedure_rag._representations.offline.sentences import MIN_SENTENCE_CHARS, paragraphs, sentence_texts
+from procedure_rag._representations.offline.sentences import (
+    MIN_SENTENCE_CHARS,
+    paragraphs,
+    sentence_texts,
+    sentences_cover,
+)
 from procedure_rag._representations.offline.summary import body_text
 from procedure_rag._representations.types import (
     DEFAULT_KINDS,
@@ -253,10 +258,12 @@ def test_sentence_texts_hold_a_text_chunks_prose_whole_in_long_enough_parts(rela
         assert [r.text for r in DeterministicGenerator().generate(back, [K.SENTENCE])] == [
             r.text for r in mine
         ]
-    # Opt-in: in no default table; offline_kinds(sentences=True) adds it to text chunks only.
+    # Opt-in: in no default table; offline_kinds(sentences=True) puts it in place of a text
+    # chunk's raw vector (which default_kinds gives back where the sentences do not cover it).
     assert all(K.SENTENCE not in kinds for kinds in (*OFFLINE_KINDS.values(), *DEFAULT_KINDS.values()))
     asked = offline_kinds(sentences=True)
-    assert asked[ChunkType.TEXT] == (*OFFLINE_KINDS[ChunkType.TEXT], K.SENTENCE)
+    assert OFFLINE_KINDS[ChunkType.TEXT] == (K.RAW,)
+    assert asked[ChunkType.TEXT] == (K.SENTENCE,)
     assert {t: k for t, k in asked.items() if t is not ChunkType.TEXT} == {
         t: k for t, k in OFFLINE_KINDS.items() if t is not ChunkType.TEXT
     }
@@ -305,3 +312,41 @@ def test_sentence_texts_join_wrapped_japanese_without_spaces_and_leave_code_and_
         if c.level.value == "child"
     ]
     assert [sentence_texts(c) for c in one] == [[]]
+
+
+def test_sentences_stand_in_for_the_raw_vector_only_where_they_hold_all_of_a_chunk() -> None:
+    # An admin guide unlike the E-Manual pages the kind was measured on: a Markdown page of
+    # prose, one section with a screenshot, one of a single sentence, and the same prose as
+    # plain text with a table's rows under it.
+    prose = (
+        "The nightly job copies every project to the archive server and keeps fourteen copies, "
+        "the oldest one removed first when a new copy is written. "
+        "A copy that fails is tried again an hour later, and after the third failure the job "
+        "stops and mails the administrators of the projects it could not copy."
+    )
+    text = (
+        f"# Backups\n\n## Schedule\n\n{prose}\n\n## Screens\n\n{prose}\n\n![The archive tab](tab.png)\n\n"
+        "## Contact\n\nMail the administrators.\n"
+    )
+    children = {c.section_path[-1]: c for c in chunk(text, source_id="backup.md") if c.level.value == "child"}
+    rows = f"Backups\n\n{prose}\n\nSetting | Default | Note\nKeep | 14 copies | oldest removed first\n"
+    options = ChunkerOptions(source_format="text")
+    plain_children = chunk(rows, source_id="backup.txt", options=options)
+    (children["Rows"],) = (c for c in plain_children if c.level.value == "child")
+    assert all(c.chunk_type is ChunkType.TEXT for c in children.values())
+    assert {name: sentences_cover(c) for name, c in children.items()} == {
+        "Schedule": True,  # prose cut into two sentence texts: they hold it all
+        "Screens": False,  # the screenshot's line is in the raw text only
+        "Contact": False,  # one sentence: its raw vector is that sentence already
+        "Rows": False,  # the table's rows are in the raw text only
+    }
+    asked = DeterministicGenerator(defaults=offline_kinds(sentences=True))
+    made = {name: [r.kind for r in asked.generate(c)] for name, c in children.items()}
+    assert made["Schedule"] == [K.SENTENCE, K.SENTENCE]
+    assert made["Screens"][:3] == [K.RAW, K.SENTENCE, K.SENTENCE]
+    assert made["Rows"][:3] == [K.RAW, K.SENTENCE, K.SENTENCE]
+    assert made["Contact"] == [K.RAW]
+    # Asking for both keeps both, and the default makes no sentence at all.
+    both = DeterministicGenerator(kinds={ChunkType.TEXT: (K.RAW, K.SENTENCE)})
+    assert [r.kind for r in both.generate(children["Schedule"])] == [K.RAW, K.SENTENCE, K.SENTENCE]
+    assert [r.kind for r in DeterministicGenerator().generate(children["Schedule"])] == [K.RAW]

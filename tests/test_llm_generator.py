@@ -265,15 +265,19 @@ def test_step_and_sentence_vectors_never_call_the_model(
     run: Run, recovery_chunks: list[Chunk], kind: RepresentationKind, chunk_type: ChunkType
 ) -> None:
     # A step's or a sentence's text is the chunk's own (its section and its words), as raw is.
+    # Sentences asked for alone stand in for the raw text, which a chunk they do not cover
+    # gets instead (a raw text too, made offline).
     model = FakeModel()
     others = ChunkType.TEXT if chunk_type is ChunkType.PROCEDURE else ChunkType.PROCEDURE
-    reps = run(generator(model, kinds={chunk_type: (kind,), others: ()}), recovery_chunks)
+    kinds = {chunk_type: (kind,), others: ()}
+    reps = run(generator(model, kinds=kinds), recovery_chunks)
     assert model.calls == []
-    expected = DeterministicGenerator().generate
+    expected = DeterministicGenerator(kinds=kinds).generate
     held = [c for c in recovery_chunks if c.chunk_type is chunk_type]
-    assert [r.text for r in reps] == [r.text for c in held for r in expected(c, [kind])]
-    assert reps
-    assert all(r.kind is kind and not r.fallback for r in reps)
+    assert [r.text for r in reps] == [r.text for c in held for r in expected(c)]
+    assert any(r.kind is kind for r in reps)
+    allowed = {kind, K.RAW} if kind is K.SENTENCE else {kind}
+    assert all(r.kind in allowed and not r.fallback for r in reps)
 
 
 @pytest.mark.parametrize("limit", [1, 3])

@@ -415,9 +415,9 @@ def add_index(commands: Commands, common: Parser) -> None:
     parser.add_argument(
         "--sentence-vectors",
         action="store_true",
-        help="also embed each sentence of a text chunk on its own (finds the chunk holding the "
-        "sentence a question names; lifts prose-heavy manuals such as PDF-extracted ones; "
-        "about 2x the vectors of a manual that is all text)",
+        help="search text chunks by their sentences, a vector each, in place of the chunk's own "
+        "where they hold all of it (finds the chunk holding the sentence a question names; lifts "
+        "prose-heavy manuals such as PDF-extracted ones; about 1.1x the default's indexing time)",
     )
     parser.set_defaults(handler=run_index)
 

@@ -82,14 +82,16 @@ def offline_kinds(
     """:data:`OFFLINE_KINDS` with the opt-in small-to-big kinds.
 
     ``steps`` adds a vector per step of each procedure (``procedure-rag index
-    --step-vectors``; the README's *A vector per step*), ``sentences`` one per sentence of
-    each text chunk (``--sentence-vectors``; *A vector per sentence*).
+    --step-vectors``; the README's *A vector per step*), ``sentences`` searches each text
+    chunk by its sentences, a vector each, in place of its raw vector where they hold all
+    of its text (``--sentence-vectors``; *A vector per sentence*).
     """
     table = dict(OFFLINE_KINDS)
     if steps:
         table[ChunkType.PROCEDURE] = (*table[ChunkType.PROCEDURE], _K.STEP)
     if sentences:
-        table[ChunkType.TEXT] = (*table[ChunkType.TEXT], _K.SENTENCE)
+        text = table[ChunkType.TEXT]
+        table[ChunkType.TEXT] = tuple(_K.SENTENCE if kind is _K.RAW else kind for kind in text)
     return MappingProxyType(table)
 
 

@@ -14,7 +14,7 @@ from procedure_rag._representations.offline.code import code_docstring, has_code
 from procedure_rag._representations.offline.images import has_images, image_caption
 from procedure_rag._representations.offline.keywords import keyword_words, keywords
 from procedure_rag._representations.offline.questions import questions
-from procedure_rag._representations.offline.sentences import sentence_texts
+from procedure_rag._representations.offline.sentences import sentence_texts, sentences_cover
 from procedure_rag._representations.offline.steps import step_texts
 from procedure_rag._representations.offline.summary import body_text, summary
 from procedure_rag._representations.offline.tables import parse_pipe_table, table_summary
@@ -80,11 +80,17 @@ def default_kinds(
 
     The type's kinds are ``kinds``' for the types it names, else ``defaults``'
     (:data:`DEFAULT_KINDS`, a model's; the deterministic generator passes
-    :data:`OFFLINE_KINDS`). Content kinds (a table summary, a code docstring, an image
+    :data:`OFFLINE_KINDS`). Kinds that hold ``sentence`` but not ``raw`` make the
+    sentences stand in for the raw text: a chunk they do not cover
+    (:func:`~procedure_rag._representations.offline.sentences.sentences_cover`) gets
+    ``raw`` first. Content kinds (a table summary, a code docstring, an image
     caption for a chunk holding a table, code or pictures) are added only when ``kinds``
     does not set the chunk's type explicitly.
     """
     base = kinds_for(chunk.chunk_type, kinds, defaults=defaults)
+    if _K.SENTENCE in base and _K.RAW not in base and not sentences_cover(chunk):
+        # Sentences stand in for the raw text only where they hold all of it.
+        base = (_K.RAW, *base)
     if kinds is not None and chunk.chunk_type in kinds:
         return base
     extra = tuple(kind for kind, holds in _CONTENT_KINDS if kind not in base and holds(chunk))

@@ -12,6 +12,13 @@ step's does. A chunk that is one sentence gets none: its raw vector is that sent
 already. Retrieval counts a
 sentence's hit as its chunk's raw text (:func:`~procedure_rag._retrieval.fusion.fuse`),
 so the chunk comes back once, with the sentence that matched.
+
+Sentences can also stand in for the raw vector: a chunk type whose kinds hold
+``sentence`` without ``raw`` gets sentence vectors alone for a chunk that is all prose and
+cut into two sentences or more (:func:`sentences_cover`), and its raw vector otherwise
+(:func:`~procedure_rag._representations.offline.generator.default_kinds`). A raw vector
+beside the sentences repeats their words in one text: on the dev sets it changed no
+figure but one question of E-Manual's 734, for a second embedding of the whole chunk.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from procedure_rag._representations.offline.steps import SECTION_LEVELS
 from procedure_rag._representations.offline.summary import FENCE, body_text, not_prose, plain
 from procedure_rag._types import Chunk
 
-__all__ = ["MIN_SENTENCE_CHARS", "paragraphs", "sentence_texts"]
+__all__ = ["MIN_SENTENCE_CHARS", "paragraphs", "sentence_texts", "sentences_cover"]
 
 #: The fewest characters of a sentence text (after its headings); a shorter sentence is
 #: joined with the next one. Measured at 40, 80, 120 and 160 on the dev sets: at 120
@@ -104,3 +111,17 @@ def sentence_texts(chunk: Chunk) -> list[str]:
         return []
     head = " > ".join(chunk.section_path[-SECTION_LEVELS:])
     return [f"{head}\n{unit}" if head else unit for unit in units]
+
+
+def sentences_cover(chunk: Chunk) -> bool:
+    """Whether ``chunk``'s sentence texts hold all of its text, so they can stand in for its raw one.
+
+    True when the chunk is cut into two sentence texts or more and every line of it is
+    prose: code, a table row or an image line is in the raw text only.
+    """
+    body = body_text(chunk)
+    for raw in body.splitlines():
+        line = raw.strip()
+        if line and (FENCE.match(line) or not_prose(line)):
+            return False
+    return len(_units(paragraphs(body))) >= 2
