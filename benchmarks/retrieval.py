@@ -966,14 +966,14 @@ def kind_methods() -> list[Method]:
     )
     steps = ours_method(
         f"{OURS}-multivector+step",
-        "as multivector, plus a vector per step of a procedure (kind step: the section's last two "
+        "as multivector, plus a vector per step of a procedure (kind step: the section's last three "
         "headings and the step's action; a step's hit scores as its chunk's raw text)",
         steps=True,
     )
     sentences = ours_method(
         f"{OURS}-multivector+sentence",
         "as multivector, with text chunks searched by their sentences (kind sentence: the section's "
-        "last two headings and a sentence of 120 characters or more, shorter ones joined with the "
+        "last three headings and a sentence of 120 characters or more, shorter ones joined with the "
         "next; in place of the chunk's raw vector where they hold all of its text; a sentence's hit "
         "scores as its chunk's raw text)",
         sentences=True,

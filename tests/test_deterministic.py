@@ -24,6 +24,7 @@ from procedure_rag._representations.offline.sentences import (
     sentence_texts,
     sentences_cover,
 )
+from procedure_rag._representations.offline.steps import SECTION_LEVELS
 from procedure_rag._representations.offline.summary import body_text
 from procedure_rag._representations.types import (
     DEFAULT_KINDS,
@@ -132,6 +133,13 @@ def test_kinds_override_per_type() -> None:
     assert {r.kind for r in reps if r.chunk_id in procedure_ids} == {K.RAW}
 
 
+#: The first line of a step text of the recovery pages' hard restart: its three headings.
+EN_HARD_RESTART = "Restart, reset, or recover HoloLens 2 > Restart the device > Hard-restart procedure\n"
+JA_HARD_RESTART = (
+    "HoloLens 2 を再起動、リセット、または回復する > デバイスを再起動します > ハード再起動の手順\n"
+)
+
+
 @pytest.mark.parametrize(
     ("relative", "section", "expected"),
     [
@@ -139,12 +147,11 @@ def test_kinds_override_per_type() -> None:
             "hololens/en/hololens-recovery.md",
             "Hard-restart procedure",
             [
-                "Restart the device > Hard-restart procedure\n"
-                "Unplug the Type-C cable to disconnect the device from the power supply or the host PC.",
-                "Restart the device > Hard-restart procedure\n"
-                "Hold down the volume down + power buttons for 15 seconds.",
-                "Restart the device > Hard-restart procedure\nConnect the device to the host PC.",
-                "Restart the device > Hard-restart procedure\nOpen Device Manager. Make sure the device "
+                EN_HARD_RESTART
+                + "Unplug the Type-C cable to disconnect the device from the power supply or the host PC.",
+                EN_HARD_RESTART + "Hold down the volume down + power buttons for 15 seconds.",
+                EN_HARD_RESTART + "Connect the device to the host PC.",
+                EN_HARD_RESTART + "Open Device Manager. Make sure the device "
                 "enumerates correctly as *Microsoft HoloLens* as shown in the following image:",
             ],
         ),
@@ -152,12 +159,10 @@ def test_kinds_override_per_type() -> None:
             "hololens/ja/hololens-recovery.md",
             "ハード再起動の手順",
             [
-                "デバイスを再起動します > ハード再起動の手順\n"
-                "Type-C ケーブルを抜いて、デバイスを電源またはホスト PC から切断します。",
-                "デバイスを再起動します > ハード再起動の手順\n"
-                "[ボリューム ダウン] ボタン + [電源] ボタンを 15 秒間押したままにします。",
-                "デバイスを再起動します > ハード再起動の手順\nデバイスをホスト PC に接続します。",
-                "デバイスを再起動します > ハード再起動の手順\nデバイス マネージャーを開きます。",
+                JA_HARD_RESTART + "Type-C ケーブルを抜いて、デバイスを電源またはホスト PC から切断します。",
+                JA_HARD_RESTART + "[ボリューム ダウン] ボタン + [電源] ボタンを 15 秒間押したままにします。",
+                JA_HARD_RESTART + "デバイスをホスト PC に接続します。",
+                JA_HARD_RESTART + "デバイス マネージャーを開きます。",
             ],
         ),
         (
@@ -175,7 +180,7 @@ def test_kinds_override_per_type() -> None:
 def test_step_kind_gives_each_step_its_section_and_action(
     relative: str, section: str, expected: list[str]
 ) -> None:
-    # The page's own steps: the two innermost headings, then the step's instruction (its
+    # The page's own steps: the three innermost headings, then the step's instruction (its
     # markup, result sentence and aside left out).
     children = [c for c in _chunks(relative) if c.level.value == "child"]
     held = [c for c in children if c.section_path[-1] == section and c.chunk_type is ChunkType.PROCEDURE]
@@ -247,7 +252,7 @@ def test_sentence_texts_hold_a_text_chunks_prose_whole_in_long_enough_parts(rela
         mine = DeterministicGenerator().generate(c, [K.SENTENCE])
         if c.chunk_type is not ChunkType.TEXT or not mine:
             continue
-        head = " > ".join(c.section_path[-2:])
+        head = " > ".join(c.section_path[-SECTION_LEVELS:])
         units = [r.text.removeprefix(f"{head}\n") for r in mine]
         assert len(units) >= 2  # a chunk of one sentence has its raw vector for it
         assert all(len(u) >= MIN_SENTENCE_CHARS for u in units)

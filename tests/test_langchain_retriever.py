@@ -374,6 +374,6 @@ def test_step_vectors_find_a_step_and_return_its_chunk_once(tmp_path: Path) -> N
     matched = json.loads(best.metadata["matched"])
     assert matched[0]["kind"] == "step"
     assert matched[0]["text"] == (
-        "Restart the device > Hard-restart procedure\n"
+        "Restart, reset, or recover HoloLens 2 > Restart the device > Hard-restart procedure\n"
         "Hold down the volume down + power buttons for 15 seconds."
     )

@@ -7,7 +7,7 @@ wrapped by a PDF or an editor joined again (no space between two Japanese charac
 and cut into sentences; code, table rows and image lines are not prose and give none.
 A sentence shorter than :data:`MIN_SENTENCE_CHARS` goes on with the next one ("To enter
 Ambient Mode, press the button." alone matches too many questions, and short Japanese
-sentences more so), and each text opens with the last two headings of the section, as a
+sentences more so), and each text opens with the last three headings of the section, as a
 step's does. A chunk that is one sentence gets none: its raw vector is that sentence
 already. Retrieval counts a
 sentence's hit as its chunk's raw text (:func:`~procedure_rag._retrieval.fusion.fuse`),
