@@ -17,8 +17,9 @@ Sentences can also stand in for the raw vector: a chunk type whose kinds hold
 ``sentence`` without ``raw`` gets sentence vectors alone for a chunk that is all prose and
 cut into two sentences or more (:func:`sentences_cover`), and its raw vector otherwise
 (:func:`~procedure_rag._representations.offline.generator.default_kinds`). A raw vector
-beside the sentences repeats their words in one text: on the dev sets it changed no
-figure but one question of E-Manual's 734, for a second embedding of the whole chunk.
+beside the sentences repeats their words in one text: on the dev sets leaving it out moved
+two questions (one of E-Manual's 734 lower at rank 1, one of HoloLens en higher) and saved a
+second embedding of the whole chunk (1.03x the default's e5 tokens instead of 1.18x).
 """
 
 from __future__ import annotations
