@@ -967,7 +967,7 @@ def kind_methods() -> list[Method]:
     steps = ours_method(
         f"{OURS}-multivector+step",
         "as multivector, plus a vector per step of a procedure (kind step: the section's last three "
-        "headings and the step's action; a step's hit scores as its chunk's raw text)",
+        "headings and the step's condition, action and caution; a step's hit scores as its chunk's raw text)",
         steps=True,
     )
     sentences = ours_method(

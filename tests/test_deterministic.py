@@ -24,7 +24,7 @@ from procedure_rag._representations.offline.sentences import (
     sentence_texts,
     sentences_cover,
 )
-from procedure_rag._representations.offline.steps import SECTION_LEVELS
+from procedure_rag._representations.offline.steps import SECTION_LEVELS, step_texts
 from procedure_rag._representations.offline.summary import body_text
 from procedure_rag._representations.types import (
     DEFAULT_KINDS,
@@ -151,7 +151,7 @@ JA_HARD_RESTART = (
                 + "Unplug the Type-C cable to disconnect the device from the power supply or the host PC.",
                 EN_HARD_RESTART + "Hold down the volume down + power buttons for 15 seconds.",
                 EN_HARD_RESTART + "Connect the device to the host PC.",
-                EN_HARD_RESTART + "Open Device Manager. Make sure the device "
+                EN_HARD_RESTART + "for Windows 10 Open Device Manager. Make sure the device "
                 "enumerates correctly as *Microsoft HoloLens* as shown in the following image:",
             ],
         ),
@@ -162,7 +162,7 @@ JA_HARD_RESTART = (
                 JA_HARD_RESTART + "Type-C ケーブルを抜いて、デバイスを電源またはホスト PC から切断します。",
                 JA_HARD_RESTART + "[ボリューム ダウン] ボタン + [電源] ボタンを 15 秒間押したままにします。",
                 JA_HARD_RESTART + "デバイスをホスト PC に接続します。",
-                JA_HARD_RESTART + "デバイス マネージャーを開きます。",
+                JA_HARD_RESTART + "Windows 10 の場合はデバイス マネージャーを開きます。",
             ],
         ),
         (
@@ -180,8 +180,8 @@ JA_HARD_RESTART = (
 def test_step_kind_gives_each_step_its_section_and_action(
     relative: str, section: str, expected: list[str]
 ) -> None:
-    # The page's own steps: the three innermost headings, then the step's instruction (its
-    # markup, result sentence and aside left out).
+    # The page's own steps: the three innermost headings, then the step's condition and
+    # instruction (its markup, result sentence and aside left out).
     children = [c for c in _chunks(relative) if c.level.value == "child"]
     held = [c for c in children if c.section_path[-1] == section and c.chunk_type is ChunkType.PROCEDURE]
     reps = [r for c in held for r in DeterministicGenerator().generate(c, [K.STEP])]
@@ -355,3 +355,30 @@ def test_sentences_stand_in_for_the_raw_vector_only_where_they_hold_all_of_a_chu
     both = DeterministicGenerator(kinds={ChunkType.TEXT: (K.RAW, K.SENTENCE)})
     assert [r.kind for r in both.generate(children["Schedule"])] == [K.RAW, K.SENTENCE, K.SENTENCE]
     assert [r.kind for r in DeterministicGenerator().generate(children["Schedule"])] == [K.RAW]
+
+
+def test_step_text_holds_the_steps_condition_and_caution_but_not_its_result() -> None:
+    # An admin guide unlike the HoloLens pages the fields were chosen on: the condition says
+    # when a step applies, the ※ note what goes wrong; a question about the step asks that.
+    text = (
+        "# バックアップ\n\n## 手動で実行する\n\n"
+        "1. 管理画面を開きます。\n"
+        "2. 夜間ジョブが動いている場合は、[停止] をクリックします。"
+        "※ 実行中に停止するとその夜のコピーは失われます。\n"
+        "3. [今すぐ実行] をクリックします。完了するとメールが届きます。\n"
+    )
+    (held,) = (c for c in chunk(text, source_id="backup.md") if c.level.value == "child")
+    assert [(s.condition, s.caution, s.result) for s in held.steps] == [
+        ("", "", ""),
+        ("夜間ジョブが動いている場合は", "実行中に停止するとその夜のコピーは失われます。", ""),
+        ("", "", "完了するとメールが届きます。"),
+    ]
+    head = "バックアップ > 手動で実行する\n"
+    assert [r.text for r in DeterministicGenerator().generate(held, [K.STEP])] == [
+        head + "管理画面を開きます。",
+        head + "夜間ジョブが動いている場合は [停止] をクリックします。"
+        "実行中に停止するとその夜のコピーは失われます。",
+        head + "[今すぐ実行] をクリックします。",
+    ]
+    back = chunk_from_metadata(held.text, chunk_metadata(held))
+    assert step_texts(back) == step_texts(held)

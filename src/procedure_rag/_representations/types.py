@@ -37,7 +37,7 @@ class RepresentationKind(StrEnum):
     TABLE_SUMMARY = "table_summary"
     CODE_DOCSTRING = "code_docstring"
     IMAGE_CAPTION = "image_caption"
-    #: One per step of a procedure (the section's last headings and the step's action),
+    #: One per step of a procedure (the section's last headings and the step's condition, action and caution),
     #: offline only; a step's hit counts as its chunk's raw text (small-to-big retrieval).
     STEP = "step"
     #: One per sentence of a text chunk's prose (the section's last headings and the
