@@ -267,6 +267,14 @@ def with_sentences(chunks: Sequence[Any]) -> list[Any]:
     return list(generate_representations(chunks, defaults=offline_kinds(sentences=True)))
 
 
+def with_steps_and_sentences(chunks: Sequence[Any]) -> list[Any]:
+    """The default kinds with both opt-in small-to-big kinds: steps and sentences."""
+    from procedure_rag import generate_representations  # noqa: PLC0415
+    from procedure_rag._representations.types import offline_kinds  # noqa: PLC0415
+
+    return list(generate_representations(chunks, defaults=offline_kinds(steps=True, sentences=True)))
+
+
 def ours_pipeline(
     representations: Callable[[Sequence[Any]], list[Any]] | None, suffix: str = ""
 ) -> Callable[[Sequence[Doc], Embeddings, Path], int]:
@@ -316,6 +324,11 @@ def pipelines(*, base: str | None = None) -> list[Pipeline]:
             "the same with each text chunk searched by its sentences, a vector each, in place of "
             "its raw vector where they hold all of it (kind sentence, opt-in)",
             ours_pipeline(with_sentences),
+        ),
+        Pipeline(
+            f"{OURS}-multivector+step+sentence",
+            "the same with both opt-in kinds: a vector per step and text chunks by their sentences",
+            ours_pipeline(with_steps_and_sentences),
         ),
         Pipeline(
             f"{OURS}-multivector-all",

@@ -77,29 +77,50 @@ def test_every_default_kind_is_produced(relative: str, table: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("relative", "contains", "kind"),
+    ("relative", "contains", "kind", "table"),
     [
-        ("hololens/en/hololens-recovery.md", "dism /online", K.CODE_DOCSTRING),
+        ("hololens/en/hololens-recovery.md", "dism /online", K.CODE_DOCSTRING, "model"),
         (
             "hololens/en/hololens-recovery.md",
             "![HoloLens 2 MicrosoftHoloLensRecovery device manager.]",
             K.IMAGE_CAPTION,
+            "offline",
         ),
         (
             "hololens/ja/hololens-recovery.md",
             "![HoloLens 2 MicrosoftHoloLensRecovery デバイス",
             K.IMAGE_CAPTION,
+            "offline",
         ),
     ],
 )
 def test_procedures_get_kinds_for_what_they_hold(
-    relative: str, contains: str, kind: RepresentationKind
+    relative: str, contains: str, kind: RepresentationKind, table: str
 ) -> None:
+    defaults = OFFLINE_KINDS if table == "offline" else DEFAULT_KINDS
     procedure = next(
         c for c in _chunks(relative) if c.chunk_type is ChunkType.PROCEDURE and contains in c.text
     )
-    assert kind not in kinds_for(ChunkType.PROCEDURE)
-    assert kind in {r.kind for r in DeterministicGenerator().generate(procedure)}
+    assert kind not in kinds_for(ChunkType.PROCEDURE, defaults=defaults)
+    assert kind in {r.kind for r in DeterministicGenerator(defaults=defaults).generate(procedure)}
+
+
+def test_offline_tables_and_code_are_searched_by_their_raw_text() -> None:
+    # Summaries and docstrings beside the raw text changed no figure of any dev set:
+    # offline, neither a table or code chunk nor a procedure holding one gets them.
+    chunks = [c for relative in SOURCES for c in _chunks(relative)]
+    tables = [c for c in chunks if c.chunk_type is ChunkType.TABLE]
+    code = [c for c in chunks if c.chunk_type is ChunkType.CODE]
+    with_code = [c for c in chunks if c.chunk_type is ChunkType.PROCEDURE and "dism /online" in c.text]
+    assert tables
+    assert code
+    assert with_code
+    made = generate_representations([*tables, *code, *with_code])
+    assert {r.kind for r in made} <= {K.RAW, K.KEYWORDS, K.IMAGE_CAPTION}
+    assert {r.chunk_id for r in made if r.kind is K.RAW} == {c.chunk_id for c in [*tables, *code, *with_code]}
+    # A model's table keeps them, and the deterministic generator makes them when asked.
+    every = generate_representations([*tables, *code], defaults=DEFAULT_KINDS)
+    assert {K.TABLE_SUMMARY, K.CODE_DOCSTRING} <= {r.kind for r in every}
 
 
 def test_ids_are_stable_and_unique() -> None:
