@@ -64,8 +64,8 @@ DEFAULT_KINDS: Mapping[ChunkType, tuple[RepresentationKind, ...]] = MappingProxy
 #: beside the raw text (and the lexical index) each lowered answered@1 on HoloLens and
 #: E-Manual's answered@5, at four fifths of all vectors. A procedure's keywords added 5-7
 #: points of answered@1 on HoloLens, 3 on the Japanese-native set, and lowered no metric of
-#: any set. Table summaries and code docstrings beside the raw text changed no figure of any
-#: set, text or file, for a tenth of the e5 tokens on some samples, so offline a table or
+#: any set. Table summaries and code docstrings beside the raw text changed no figure of the
+#: default on any set, text or file, for 6-8% of the e5 tokens on samples, so offline a table or
 #: code chunk is searched by its raw text; a picture keeps its caption, its only text.
 OFFLINE_KINDS: Mapping[ChunkType, tuple[RepresentationKind, ...]] = MappingProxyType(
     {
