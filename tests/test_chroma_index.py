@@ -342,3 +342,19 @@ def test_on_a_chroma_server(chroma_server: tuple[str, int], tmp_path: Path) -> N
     assert report.vectors_added > 0
     assert len(found.items) == 2
     assert all(item.item.source_id == SMALL_PAGE for item in found.items)
+
+
+def test_a_picture_chunk_is_found_by_its_own_words(tmp_path: Path) -> None:
+    # Its screenshot is a chunk of its own at the default budget. A caption weighs
+    # nothing under the default fusion, so with its caption alone the chunk ranked 7th
+    # for its own alt text (only the lexical index found it); its raw vector puts it first.
+    page = "hololens/ja/hololens-diagnostic-logs.md"
+    chunks = _chunks(page)
+    [picture] = [c for c in _children(chunks) if c.metadata["chunk_type"] == "picture"]
+    [alt] = re.findall(r"!\[([^\]]+)\]", picture.text)
+    with ChromaIndex.open(tmp_path) as index:
+        index.add(chunks)
+        found = index.query(alt, RetrievalOptions(k=K))
+    assert found.items[0].doc_id == picture.chunk_id
+    kinds = {hit["kind"] for hit in json.loads(str(found.items[0].metadata["matched"]))}
+    assert {"raw", "image_caption"} <= kinds
