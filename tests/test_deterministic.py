@@ -77,50 +77,55 @@ def test_every_default_kind_is_produced(relative: str, table: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("relative", "contains", "kind", "table"),
+    ("relative", "contains", "kind"),
     [
-        ("hololens/en/hololens-recovery.md", "dism /online", K.CODE_DOCSTRING, "model"),
+        ("hololens/en/hololens-recovery.md", "dism /online", K.CODE_DOCSTRING),
         (
             "hololens/en/hololens-recovery.md",
             "![HoloLens 2 MicrosoftHoloLensRecovery device manager.]",
             K.IMAGE_CAPTION,
-            "offline",
         ),
         (
             "hololens/ja/hololens-recovery.md",
             "![HoloLens 2 MicrosoftHoloLensRecovery デバイス",
             K.IMAGE_CAPTION,
-            "offline",
         ),
     ],
 )
 def test_procedures_get_kinds_for_what_they_hold(
-    relative: str, contains: str, kind: RepresentationKind, table: str
+    relative: str, contains: str, kind: RepresentationKind
 ) -> None:
-    defaults = OFFLINE_KINDS if table == "offline" else DEFAULT_KINDS
+    # With a model's table only: offline, descriptions of what a chunk holds changed no figure.
     procedure = next(
         c for c in _chunks(relative) if c.chunk_type is ChunkType.PROCEDURE and contains in c.text
     )
-    assert kind not in kinds_for(ChunkType.PROCEDURE, defaults=defaults)
-    assert kind in {r.kind for r in DeterministicGenerator(defaults=defaults).generate(procedure)}
+    assert kind not in kinds_for(ChunkType.PROCEDURE)
+    assert kind in {r.kind for r in DeterministicGenerator(defaults=DEFAULT_KINDS).generate(procedure)}
+    assert kind not in {r.kind for r in DeterministicGenerator().generate(procedure)}
 
 
-def test_offline_tables_and_code_are_searched_by_their_raw_text() -> None:
-    # Summaries and docstrings beside the raw text changed no figure of any dev set:
-    # offline, neither a table or code chunk nor a procedure holding one gets them.
+def test_offline_chunks_are_searched_by_their_own_text() -> None:
+    # Summaries, docstrings and captions beside the raw text changed no figure of any dev
+    # set: offline, a table or code chunk gets its raw text alone, and a procedure holding a
+    # table, a command or a screenshot gets its raw text and keywords; a picture chunk keeps
+    # its caption beside its raw text.
     chunks = [c for relative in SOURCES for c in _chunks(relative)]
     tables = [c for c in chunks if c.chunk_type is ChunkType.TABLE]
     code = [c for c in chunks if c.chunk_type is ChunkType.CODE]
-    with_code = [c for c in chunks if c.chunk_type is ChunkType.PROCEDURE and "dism /online" in c.text]
+    holding = [
+        c
+        for c in chunks
+        if c.chunk_type is ChunkType.PROCEDURE and ("dism /online" in c.text or "![" in c.text)
+    ]
     assert tables
     assert code
-    assert with_code
-    made = generate_representations([*tables, *code, *with_code])
-    assert {r.kind for r in made} <= {K.RAW, K.KEYWORDS, K.IMAGE_CAPTION}
-    assert {r.chunk_id for r in made if r.kind is K.RAW} == {c.chunk_id for c in [*tables, *code, *with_code]}
+    assert holding
+    made = generate_representations([*tables, *code, *holding])
+    assert {r.kind for r in made} == {K.RAW, K.KEYWORDS}
+    assert {r.chunk_id for r in made if r.kind is K.RAW} == {c.chunk_id for c in [*tables, *code, *holding]}
     # A model's table keeps them, and the deterministic generator makes them when asked.
-    every = generate_representations([*tables, *code], defaults=DEFAULT_KINDS)
-    assert {K.TABLE_SUMMARY, K.CODE_DOCSTRING} <= {r.kind for r in every}
+    every = generate_representations([*tables, *code, *holding], defaults=DEFAULT_KINDS)
+    assert {K.TABLE_SUMMARY, K.CODE_DOCSTRING, K.IMAGE_CAPTION} <= {r.kind for r in every}
 
 
 def test_ids_are_stable_and_unique() -> None:

@@ -66,9 +66,10 @@ DEFAULT_KINDS: Mapping[ChunkType, tuple[RepresentationKind, ...]] = MappingProxy
 #: beside the raw text (and the lexical index) each lowered answered@1 on HoloLens and
 #: E-Manual's answered@5, at four fifths of all vectors. A procedure's keywords added 5-7
 #: points of answered@1 on HoloLens, 3 on the Japanese-native set, and lowered no metric of
-#: any set. Table summaries and code docstrings beside the raw text changed no figure of the
-#: default on any set, text or file, for 6-8% of the e5 tokens on samples, so offline a table or
-#: code chunk is searched by its raw text. A picture gets its raw text (the alt text or
+#: any set. Table summaries, code docstrings and captions beside the raw text changed no
+#: figure of the default on any set, text or file, for 9-17% of the vectors, so offline a table
+#: or code chunk is searched by its raw text, and a chunk holding a table, code or screenshots
+#: gets none of them (``default_kinds``). A picture gets its raw text (the alt text or
 #: caption line under its headings) and a caption, as from a model: with the caption alone, a
 #: screenshot chunk ranked 7th for its own alt text on its page, first with its raw vector.
 OFFLINE_KINDS: Mapping[ChunkType, tuple[RepresentationKind, ...]] = MappingProxyType(
