@@ -251,28 +251,18 @@ def every_kind(package: str = "procedure_rag") -> Callable[[Sequence[Any]], list
     return make
 
 
-def with_steps(chunks: Sequence[Any]) -> list[Any]:
-    """The default kinds plus a vector per step of each procedure (kind ``step``, opt-in)."""
-    from procedure_rag import generate_representations  # noqa: PLC0415
-    from procedure_rag._representations.types import OFFLINE_STEP_KINDS  # noqa: PLC0415
+def opt_in(*, steps: bool = False, sentences: bool = False) -> Callable[[Sequence[Any]], list[Any]]:
+    """The default kinds with the opt-in small-to-big kinds: a vector per step of each
+    procedure (kind ``step``), text chunks searched by their sentences (kind ``sentence``)."""
 
-    return list(generate_representations(chunks, defaults=OFFLINE_STEP_KINDS))
+    def make(chunks: Sequence[Any]) -> list[Any]:
+        from procedure_rag import generate_representations  # noqa: PLC0415
+        from procedure_rag._representations.types import offline_kinds  # noqa: PLC0415
 
+        table = offline_kinds(steps=steps, sentences=sentences)
+        return list(generate_representations(chunks, defaults=table))
 
-def with_sentences(chunks: Sequence[Any]) -> list[Any]:
-    """The default kinds with text chunks searched by their sentences (kind ``sentence``, opt-in)."""
-    from procedure_rag import generate_representations  # noqa: PLC0415
-    from procedure_rag._representations.types import offline_kinds  # noqa: PLC0415
-
-    return list(generate_representations(chunks, defaults=offline_kinds(sentences=True)))
-
-
-def with_steps_and_sentences(chunks: Sequence[Any]) -> list[Any]:
-    """The default kinds with both opt-in small-to-big kinds: steps and sentences."""
-    from procedure_rag import generate_representations  # noqa: PLC0415
-    from procedure_rag._representations.types import offline_kinds  # noqa: PLC0415
-
-    return list(generate_representations(chunks, defaults=offline_kinds(steps=True, sentences=True)))
+    return make
 
 
 def ours_pipeline(
@@ -317,18 +307,18 @@ def pipelines(*, base: str | None = None) -> list[Pipeline]:
         Pipeline(
             f"{OURS}-multivector+step",
             "the same with a vector per step of each procedure too (kind step, opt-in)",
-            ours_pipeline(with_steps),
+            ours_pipeline(opt_in(steps=True)),
         ),
         Pipeline(
             f"{OURS}-multivector+sentence",
             "the same with each text chunk searched by its sentences, a vector each, in place of "
             "its raw vector where they hold all of it (kind sentence, opt-in)",
-            ours_pipeline(with_sentences),
+            ours_pipeline(opt_in(sentences=True)),
         ),
         Pipeline(
             f"{OURS}-multivector+step+sentence",
             "the same with both opt-in kinds: a vector per step and text chunks by their sentences",
-            ours_pipeline(with_steps_and_sentences),
+            ours_pipeline(opt_in(steps=True, sentences=True)),
         ),
         Pipeline(
             f"{OURS}-multivector-all",
