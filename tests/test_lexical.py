@@ -21,7 +21,7 @@ from llama_index_procedures import ProcedureMultiVectorRetriever as LlamaRetriev
 from procedure_rag import ProcedureChunker, chunk_metadata
 from procedure_rag._chroma.index import ChromaIndex
 from procedure_rag._retrieval.fusion import Hit
-from procedure_rag._retrieval.retrieve import LEXICAL_KIND, Found, RetrievalOptions, retrieve
+from procedure_rag._retrieval.retrieve import LEXICAL_BOOSTED, LEXICAL_KIND, Found, RetrievalOptions, retrieve
 from procedure_rag._store.chunk_store import ChunkStore, StoredChunk
 from procedure_rag._store.lexical_index import LexicalHit, lexical_terms, match_expression
 from procedure_rag._store.writer import stored_chunk
@@ -188,7 +188,30 @@ def test_a_chunk_found_by_its_words_is_rescored_and_moves_up() -> None:
     assert got == ["d", "c", "a", "b"]
     assert matched[0] == ["raw", "question", LEXICAL_KIND]
     assert matched[2] == ["raw", "question"]
-    assert calls == [("How do I reset it?", 8)]  # lexical_depth: 2 * k
+    assert calls == [("How do I reset it?", 20)]  # lexical_depth: 2 * k, k at least 10
+
+
+def test_past_the_best_ten_a_chunk_found_by_its_words_is_a_candidate_only() -> None:
+    """The 11th chunk by BM25 is re-scored (d, never searched, is found) but adds no lexical score."""
+
+    def d_found(rank: int) -> tuple[float, list[str]]:
+        filler = [LexicalHit(f"x{i}", 20.0 - i, ("reset",)) for i in range(rank - 1)]
+        result = retrieve(
+            "How do I reset it?",
+            search=lambda n, kinds: Found([h for h in SEARCHED if h.kind in kinds][:n], exhausted=True),
+            lookup=lambda ids: [{"id": doc_id} for doc_id in ids],
+            metadata_of=lambda item: item,
+            options=RetrievalOptions(k=20, lexical_weight=0.2),
+            rescore=lambda ids: [h for doc_id in ids for h in VECTORS.get(doc_id, [])],
+            lexical=lambda query, n: [*filler, LexicalHit("d", 8.0, ("reset",))],
+        )
+        (d,) = [item for item in result.items if item.doc_id == "d"]
+        return d.score, [h.kind for h in d.matched]
+
+    dense = 0.80 + 0.35 * 0.60
+    assert d_found(LEXICAL_BOOSTED + 1) == (pytest.approx(dense), ["raw", "question"])
+    boosted = dense + 0.2 * 8.0 / 20.0  # its share of the best BM25 score, weighted
+    assert d_found(LEXICAL_BOOSTED) == (pytest.approx(boosted), ["raw", "question", LEXICAL_KIND])
 
 
 def test_without_rescoring_a_chunk_found_only_by_words_starts_from_the_lowest_score() -> None:

@@ -87,7 +87,8 @@ def ids(result: RetrievalResult[Item]) -> list[str]:
 OVER_FETCH: dict[str, tuple[str, str, dict[str, Any], list[int], str]] = {
     "stops as soon as k chunks are found": ("abcdef", "", {"k": 2, "fetch_start": 2}, [2, 4], "ab"),
     "k counts chunks, not vectors": ("abcdef", "", {"k": 3, "fetch_start": 2}, [2, 4, 8], "abc"),
-    "default start is 40 * k": ("abcdef", "", {"k": 1}, [40], "a"),
+    "default start is 40 * k, k at least 10": ("abcdef", "", {"k": 1}, [400], "a"),
+    "a k over 10 asks for itself": ("abcdef", "", {"k": 12}, [480], "abcdef"),
     "store exhausted": ("ab", "", {"k": 5, "fetch_start": 4}, [4, 8], "ab"),
     "limit reached": ("abcdefghij", "", {"k": 5, "fetch_start": 2, "fetch_limit": 6}, [2, 4, 6], "ab"),
     "last ask is the limit": (
@@ -375,7 +376,7 @@ KNOWN = ", ".join(sorted(kind.value for kind in RepresentationKind))
         ),
         ({"rrf_k": -1}, ValueError, "rrf_k must be >= 0, got -1"),
         ({"fetch_start": 0}, ValueError, "fetch_start must be >= 1, got 0"),
-        ({"k": 1, "fetch_limit": 3}, ValueError, "fetch_limit must be >= fetch_start (40), got 3"),
+        ({"k": 1, "fetch_limit": 3}, ValueError, "fetch_limit must be >= fetch_start (400), got 3"),
         ({"rescore_candidates": 0}, ValueError, "rescore_candidates must be >= 1, got 0"),
         ({"fetch_start": 10, "fetch_limit": 5}, ValueError, "fetch_limit must be >= fetch_start (10), got 5"),
         ({"routing_boost": -0.1}, ValueError, "boost must be a finite number >= 0, got -0.1"),
@@ -390,9 +391,10 @@ def test_option_messages(options: dict[str, Any], error: type[Exception], messag
 @pytest.mark.parametrize(
     ("options", "start", "limit"),
     [
-        ({}, 200, 800),
-        ({"k": 2}, 80, 320),
-        ({"k": 2, "fetch_start": 500}, 500, 500),
+        ({}, 400, 1600),  # k = 5 gathers candidates as k = 10 does
+        ({"k": 2}, 400, 1600),
+        ({"k": 20}, 800, 3200),
+        ({"k": 2, "fetch_start": 500}, 500, 1600),
         ({"k": 2, "fetch_start": 3, "fetch_limit": 3}, 3, 3),
     ],
 )
@@ -448,9 +450,9 @@ def test_candidates_the_rescore_does_not_cover_keep_their_searched_hits() -> Non
     assert [(h.kind, h.score) for h in result.items[1].matched] == [("raw", 0.6)]
 
 
-@pytest.mark.parametrize(("words", "first"), [(True, 10 * 3), (False, 40 * 3)])
+@pytest.mark.parametrize(("words", "first"), [(True, 10 * 10), (False, 40 * 10)])
 def test_first_search_is_shallower_with_lexical_candidates(words: bool, first: int) -> None:
-    """Lexical candidates make a deep first search unneeded (10·k vectors, else 40·k)."""
+    """Lexical candidates make a deep first search unneeded (10·k vectors, else 40·k; k at least 10)."""
     index = index_of(runs("abcdefgh"))
 
     def lexical(query: str, n: int) -> list[LexicalHit]:
@@ -465,3 +467,35 @@ def test_first_search_is_shallower_with_lexical_candidates(words: bool, first: i
         lexical=lexical,
     )
     assert index.asked()[0] == first
+
+
+def test_a_small_k_is_ranked_from_the_candidates_of_ten() -> None:
+    """A chunk found deep by one kind, whose raw text matches best, is found at k = 2.
+
+    Its keywords vector is the 31st hit of the search, its raw vector was not searched up;
+    re-scored, its raw text beats every other chunk's. With 8 * k = 16 candidates re-scored
+    it was never seen at k = 2, while k = 10 re-scored it: the first results must not
+    depend on how many are asked for.
+    """
+    others = [hit(f"c{i:02}", 0.9 - i / 1000) for i in range(40)]
+    deep = hit("deep", 0.9 - 29.5 / 1000, "keywords")
+    index = index_of([*others[:30], deep, *others[30:]])
+    exact = {h.doc_id: [h] for h in others} | {"deep": [hit("deep", 0.95), deep]}
+
+    def rescore(doc_ids: Sequence[str]) -> list[Hit]:
+        return [h for doc_id in doc_ids for h in exact[doc_id]]
+
+    def top(k: int) -> list[str]:
+        return ids(
+            retrieve(
+                "How do I restart it?",
+                search=index.search,
+                lookup=index.lookup,
+                metadata_of=lambda item: item,
+                options=RetrievalOptions(k=k, fusion="sum", fetch_start=41),
+                rescore=rescore,
+            )
+        )
+
+    assert top(2) == ["deep", "c00"]
+    assert top(2) == top(10)[:2]

@@ -30,6 +30,7 @@ from langchain_procedures._models import LangChainModel
 from langchain_procedures._vector_backend import DocumentFilter, Layout, VectorStoreBackend, searcher
 from procedure_rag import Chunk, DocstoreError, Representation
 from procedure_rag._core_api import (
+    CANDIDATES_FOR,
     DEFAULT_COLLECTION,
     FETCH_PER_K,
     LEXICAL_WEIGHT,
@@ -165,7 +166,8 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
 
     def model_post_init(self, context: Any, /) -> None:  # noqa: ANN401 - pydantic's signature
         """Validate the options once; pick where the raw chunks and the ledger live."""
-        start = self.search_kwargs.get("k")
+        start = self.search_kwargs.get("k")  # asks at least what the default would
+        first = FETCH_PER_K * max(self.k, CANDIDATES_FOR)
         self._options = RetrievalOptions(
             k=self.k,
             fusion=self.fusion,
@@ -174,7 +176,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
             expand_parents=self.expand_parents,
             context_budget=self.context_budget,
             route_questions=self.route_questions,
-            fetch_start=max(int(start), FETCH_PER_K * self.k) if start is not None else None,
+            fetch_start=max(int(start), first) if start is not None else None,
             lexical_weight=self.lexical_weight,
         )
         docstore = self.docstore

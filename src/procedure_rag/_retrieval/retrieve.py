@@ -12,8 +12,10 @@ index adds its own candidates, which measured the same). When the store can, eve
 representation of the best ``8 * k`` candidates is then scored exactly (``rescore``),
 so fusion sees each chunk's best hit of every kind. When the docstore keeps a
 lexical index (:mod:`procedure_rag._store.lexical_index`), the best ``2 * k`` chunks by BM25 over
-their words join the re-scored candidates and add their normalised lexical score
-(weighted by ``lexical_weight``) to the fused one. The loop asks for
+their words join the re-scored candidates, and the best :data:`LEXICAL_BOOSTED` of them add
+their normalised lexical score (weighted by ``lexical_weight``) to the fused one. Here ``k``
+is at least :data:`CANDIDATES_FOR` (10), so a search for five ranks the candidates a search
+for ten does. The loop asks for
 more hits until ``k`` distinct items are found after items missing from the docstore
 are skipped and after children are merged into parents, or until the store has
 nothing more.
@@ -36,7 +38,9 @@ from procedure_rag._store.lexical_index import LexicalHit
 
 __all__ = [
     "ALL_KINDS",
+    "CANDIDATES_FOR",
     "FETCH_PER_K",
+    "LEXICAL_BOOSTED",
     "LEXICAL_KIND",
     "LEXICAL_WEIGHT",
     "Found",
@@ -57,6 +61,18 @@ T = TypeVar("T")
 FETCH_PER_K = 40
 #: The same when the lexical index adds its own candidates.
 LEXICAL_FETCH_PER_K = 10
+#: Candidates (vectors searched, chunks re-scored, chunks asked of the lexical index) are
+#: gathered for at least this many results, so a search for five ranks the candidates of one
+#: for ten: at k = 5, half as deep as k = 10, chunks whose best searched hit ranks deep were
+#: missed (HoloLens ja answered@1 / @5 .74 / .91 -> .76 / .93, Japanese-native
+#: answered@1 .56 -> .62, no figure of any dev set lower; docs/RETRIEVAL.md).
+CANDIDATES_FOR = 10
+#: The best chunks by their words whose lexical score adds to their fused one, whatever ``k``
+#: is asked; the lexical index's other candidates are ranked on their dense scores alone.
+#: Adding the score of the best 20 at k = 5 (2 * 10) lifted HoloLens ja answered@5 .91 -> .95
+#: and lowered E-Manual .84 -> .82; as candidates only they lift HoloLens ja to .93 and lower
+#: nothing (docs/RETRIEVAL.md).
+LEXICAL_BOOSTED = 10
 
 #: Every representation kind's name.
 ALL_KINDS = frozenset(kind.value for kind in RepresentationKind)
@@ -112,8 +128,9 @@ class RetrievalOptions:
             so raw texts are not crowded out of the candidates by other kinds; ``10 * k``
             when the lexical index is asked too, whose candidates make the depth matter
             no more: the retrieval benchmark's four sets measured the same from ``4 * k``).
+            Here and below ``k`` counts as at least :data:`CANDIDATES_FOR` (10).
         fetch_limit: Most vectors asked (``160 * k`` by default).
-        rescore_depth: Candidate chunks re-scored when the store can (``8 * k`` by
+        rescore_candidates: Candidate chunks re-scored when the store can (``8 * k`` by
             default), taken best first by their searched hits.
         lexical_weight: What a chunk's lexical (BM25) score, divided by the best one
             of the question, adds to its fused score when the store has a lexical
@@ -179,24 +196,32 @@ class RetrievalOptions:
             raise ValueError(msg)
 
     @property
+    def depth_k(self) -> int:
+        """The ``k`` candidates are gathered for: ``k``, at least :data:`CANDIDATES_FOR`."""
+        return max(self.k, CANDIDATES_FOR)
+
+    @property
     def start(self) -> int:
         """The first number of vectors asked."""
-        return FETCH_PER_K * self.k if self.fetch_start is None else self.fetch_start
+        return FETCH_PER_K * self.depth_k if self.fetch_start is None else self.fetch_start
 
     @property
     def limit(self) -> int:
         """The most vectors asked."""
-        return max(160 * self.k, self.start) if self.fetch_limit is None else self.fetch_limit
+        return max(160 * self.depth_k, self.start) if self.fetch_limit is None else self.fetch_limit
 
     @property
     def lexical_depth(self) -> int:
-        """Chunks asked of the lexical index (``2 * k``), re-scored with the rest."""
-        return 2 * self.k
+        """Chunks asked of the lexical index (``2 * k``), re-scored with the rest.
+
+        The best :data:`LEXICAL_BOOSTED` of them also add their lexical score.
+        """
+        return 2 * self.depth_k
 
     @property
     def rescore_depth(self) -> int:
         """Candidate chunks re-scored on the first search."""
-        return 8 * self.k if self.rescore_candidates is None else self.rescore_candidates
+        return 8 * self.depth_k if self.rescore_candidates is None else self.rescore_candidates
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,7 +335,7 @@ def retrieve(
     words = _lexical_scores(query, lexical, wanted, options)
     start = options.start
     if options.fetch_start is None and words:
-        start = min(start, LEXICAL_FETCH_PER_K * options.k)
+        start = min(start, LEXICAL_FETCH_PER_K * options.depth_k)
     n = start
     cache: dict[str, T | None] = {}
     while True:
@@ -376,14 +401,23 @@ def _rescored(
 def _lexical_scores(
     query: str, lexical: Lexical | None, wanted: Collection[str], options: RetrievalOptions
 ) -> dict[str, tuple[float, tuple[str, ...]]]:
-    """Chunk id -> (BM25 score / the best one, the question's words it holds)."""
+    """Chunk id -> (BM25 score / the best one, the question's words it holds).
+
+    Past the best :data:`LEXICAL_BOOSTED` chunks the share is 0: those join the re-scored
+    candidates on their dense scores alone.
+    """
     if lexical is None or options.lexical_weight <= 0 or RepresentationKind.RAW.value not in wanted:
         return {}
-    found = [hit for hit in lexical(query, options.lexical_depth) if hit.score > 0]
+    found = sorted(
+        (hit for hit in lexical(query, options.lexical_depth) if hit.score > 0), key=lambda hit: -hit.score
+    )
     if not found:
         return {}
-    best = max(hit.score for hit in found)
-    return {hit.chunk_id: (hit.score / best, hit.terms) for hit in found}
+    best = found[0].score
+    return {
+        hit.chunk_id: (hit.score / best if rank < LEXICAL_BOOSTED else 0.0, hit.terms)
+        for rank, hit in enumerate(found)
+    }
 
 
 def _with_words(
@@ -393,8 +427,10 @@ def _with_words(
 
     A chunk found only by its words (a store that cannot re-score) starts from the
     lowest fused score. Its lexical match is listed among the matched hits (kind
-    ``"lexical"``, the words it shares with the question as text).
+    ``"lexical"``, the words it shares with the question as text). A chunk whose share is
+    0 (past the best :data:`LEXICAL_BOOSTED`) gets neither.
     """
+    words = {doc_id: entry for doc_id, entry in words.items() if entry[0] > 0}
     if not words:
         return list(ranked)
     floor = min((item.score for item in ranked), default=0.0)
