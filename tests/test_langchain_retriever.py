@@ -104,6 +104,13 @@ def test_k_counts_raw_chunks_where_multivectorretriever_counts_vectors(index_dir
     assert len(ours.invoke(question, k=2)) == 2
 
 
+def test_search_kwargs_k_is_the_first_search_depth_never_below_the_default(index_dir: Path) -> None:
+    assert _open(index_dir, k=3, search_kwargs={"k": 1000})._options.start == 1000
+    # The default: 40 vectors per result, for at least ten results.
+    assert _open(index_dir, k=3, search_kwargs={"k": 7})._options.start == 400
+    assert _open(index_dir, k=3)._options.fetch_start is None  # the core's own depth
+
+
 def test_invoke_batch_and_ainvoke_agree(index_dir: Path) -> None:
     retriever = _open(index_dir, k=3)
     question = "What happens when I hold the power button for 15 seconds?"

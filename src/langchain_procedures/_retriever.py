@@ -30,9 +30,7 @@ from langchain_procedures._models import LangChainModel
 from langchain_procedures._vector_backend import DocumentFilter, Layout, VectorStoreBackend, searcher
 from procedure_rag import Chunk, DocstoreError, Representation
 from procedure_rag._core_api import (
-    CANDIDATES_FOR,
     DEFAULT_COLLECTION,
-    FETCH_PER_K,
     LEXICAL_WEIGHT,
     PROBE_TEXT,
     ChromaTarget,
@@ -101,7 +99,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
             the store's syntax (a dict), or a callable taking a vector's ``Document`` and
             returning whether it may be a hit (on any store, Chroma included: the adapter
             applies it, without exact re-scoring); ``k``, when given, is the first number
-            of vectors asked.
+            of vectors asked (never fewer than the default's, ``RetrievalOptions.start``).
         k: Raw chunks returned; vectors are fetched until ``k`` distinct chunks are found
             or the store is exhausted.
         fusion: How a chunk's hits make its score: ``"sum"`` (default: the raw text's
@@ -166,9 +164,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
 
     def model_post_init(self, context: Any, /) -> None:  # noqa: ANN401 - pydantic's signature
         """Validate the options once; pick where the raw chunks and the ledger live."""
-        start = self.search_kwargs.get("k")  # asks at least what the default would
-        first = FETCH_PER_K * max(self.k, CANDIDATES_FOR)
-        self._options = RetrievalOptions(
+        options = RetrievalOptions(
             k=self.k,
             fusion=self.fusion,
             weights=self.weights,
@@ -176,8 +172,12 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
             expand_parents=self.expand_parents,
             context_budget=self.context_budget,
             route_questions=self.route_questions,
-            fetch_start=max(int(start), first) if start is not None else None,
             lexical_weight=self.lexical_weight,
+        )
+        start = self.search_kwargs.get("k")
+        # search_kwargs' k is the first number of vectors asked: never fewer than the default.
+        self._options = (
+            options if start is None else replace(options, fetch_start=max(int(start), options.start))
         )
         docstore = self.docstore
         self._raw = RawChunks(

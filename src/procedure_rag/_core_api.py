@@ -59,8 +59,6 @@ if TYPE_CHECKING:
     from procedure_rag._retrieval.passes import VectorFilter, lexical_pass, rescore_pass
     from procedure_rag._retrieval.retrieve import (
         ALL_KINDS,
-        CANDIDATES_FOR,
-        FETCH_PER_K,
         LEXICAL_WEIGHT,
         Found,
         Rescore,
@@ -123,8 +121,6 @@ _EXPORTS = {
     "lexical_pass": "procedure_rag._retrieval.passes",
     "rescore_pass": "procedure_rag._retrieval.passes",
     "ALL_KINDS": "procedure_rag._retrieval.retrieve",
-    "CANDIDATES_FOR": "procedure_rag._retrieval.retrieve",
-    "FETCH_PER_K": "procedure_rag._retrieval.retrieve",
     "LEXICAL_WEIGHT": "procedure_rag._retrieval.retrieve",
     "Found": "procedure_rag._retrieval.retrieve",
     "Rescore": "procedure_rag._retrieval.retrieve",
@@ -152,11 +148,9 @@ _EXPORTS = {
 
 __all__ = [
     "ALL_KINDS",
-    "CANDIDATES_FOR",
     "DEFAULT_COLLECTION",
     "DEFAULT_MAX_INPUT_CHARS",
     "DEFAULT_MAX_JSON_DEPTH",
-    "FETCH_PER_K",
     "LEXICAL_WEIGHT",
     "MEMORY",
     "PROBE_TEXT",
