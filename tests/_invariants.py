@@ -18,10 +18,11 @@ from procedure_rag._language.lexicons import split_sentences
 CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
 # Words: runs of ASCII letters/digits, and runs of kana/kanji (punctuation and spaces split them).
 WORD = re.compile(rf"[A-Za-z0-9]+|[{CJK}]+")
-# What rendering may legitimately drop: link and image targets, HTML tags, entities, bare URLs,
-# DocFX's styling lines in quotes ([!div class="..."]).
+# What rendering may legitimately drop: link and image targets (CommonMark lets a target hold
+# balanced parentheses: ``.../Proxy_Auto-Configuration_(PAC)_file``), HTML tags, entities, bare
+# URLs, DocFX's styling lines in quotes ([!div class="..."]).
 NOT_RENDERED = re.compile(
-    r"\]\([^)\n]*\)|<[^>\n]{0,500}>|&#?\w+;|https?://[^\s)\]>|]+|(?i:\[!div\b[^\]\n]*\])"
+    r"\]\((?:[^()\n]|\([^()\n]*\))*\)|<[^>\n]{0,500}>|&#?\w+;|https?://[^\s)\]>|]+|(?i:\[!div\b[^\]\n]*\])"
 )
 
 

@@ -248,6 +248,65 @@ def test_list_over_budget_splits_between_steps(lang: str, budget: int) -> None:
     assert starts == ["1.", "2.", "3.", "4."]
 
 
+CERTIFICATES = {
+    "en": (
+        "hololens/en/hololens2-corp-connected-configure.md",
+        "Deploy certificates and Wi-Fi profiles",
+        "If there are issues with Wi-Fi profiles, reference Troubleshoot Wi-Fi device configuration "
+        "profiles in Intune.",
+    ),
+    "ja": (
+        "hololens/ja/hololens2-corp-connected-configure.md",
+        "証明書と証明書プロファイルWi-Fi展開する",
+        "デバイス プロファイルに問題がある場合はWi-Fi Intune でのデバイス構成 プロファイルWi-Fiの"
+        "トラブルシューティングに関するページを参照してください。",
+    ),
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_a_cut_list_ends_its_parts_with_the_condition_paragraph_after_it(lang: str) -> None:
+    """「…場合は」/ "If …" right after a cut list speaks of its steps: the parts repeat it where it fits."""
+    path, section, tail = CERTIFICATES[lang]
+    text = (TESTS_DATA / path).read_text(encoding="utf-8")
+    parts = [c for c in children(text, 400) if c.section_path[-1] == section and c.steps]
+    assert len(parts) > 1
+    ending = [part for part in parts if part.text.endswith(f"\n{tail}")]
+    assert len(ending) >= 2
+    assert parts[0] in ending
+    start = text.index(tail[:20])
+    # Where it stands in the source it is the part's own text; elsewhere it is repeated context.
+    own = [p for p in parts if any(s.start <= start < s.end for s in p.source_spans)]
+    shown = [p for p in parts if any(s.start <= start < s.end for s in p.context_spans)]
+    assert len(own) == 1
+    assert shown == [p for p in ending if p not in own]
+    assert all(TOKENS(part.text) <= 400 for part in parts)
+
+
+@pytest.mark.parametrize(
+    ("after", "repeated"),
+    [
+        ("If the device does not restart, hold the power button for 15 seconds.", True),
+        ("The device restarts and shows the Start menu.", False),
+        # a note after a list is bound to its last step
+        ("> [!NOTE]\n> If the device does not restart, hold the power button.", False),
+    ],
+    ids=["condition", "result", "note"],
+)
+def test_only_a_paragraph_opening_with_a_condition_is_repeated(after: str, repeated: bool) -> None:
+    steps = "\n".join(
+        f"{n}. Select **Option {n}** in the **Settings** page of the device and confirm the change."
+        for n in range(1, 9)
+    )
+    text = f"# Reset\n\nTo reset the device:\n\n{steps}\n\n{after}\n"
+    parts = [c for c in children(text, 80) if c.steps]
+    assert len(parts) > 2
+    words = after.removeprefix("> [!NOTE]\n> ")[:30]
+    assert parts[-1].text.count(words) == 1
+    assert all((words in part.text) is repeated for part in parts[:-1])
+    assert all(TOKENS(part.text) <= 80 for part in parts)
+
+
 @pytest.mark.parametrize(
     ("lang", "sentences"),
     [

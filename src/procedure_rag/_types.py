@@ -263,8 +263,9 @@ class Chunk:
             (the whitespace between two of its elements counts as covered, so a run of
             elements is one range).
         context_spans: Merged ranges of the source the chunk repeats as context
-            (the lead-in and the steps above a part that opens inside a list), which
-            an earlier chunk covers; not counted in ``source_spans``.
+            (the lead-in and the steps above a part that opens inside a list, the
+            condition paragraph after a cut list), which another chunk covers; not
+            counted in ``source_spans``.
         element_ids: Ids of the layout elements the chunk was built from.
         related_elements: Pictures, tables, code and forms next to the steps, as
             ``(element_id, kind, chunk_id)``; ``chunk_id`` is empty when the element

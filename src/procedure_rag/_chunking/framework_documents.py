@@ -110,7 +110,7 @@ class DocumentChunk:
         end: Offset in that document's text where the chunk's last span ends
             (``end_char_idx``); ``None`` without spans, or when it ends on a later page.
         source_text: The document text the chunk stands for, verbatim: from its first
-            span that is not repeated context (a lead-in an earlier chunk holds) to its
+            span that is not repeated context (a lead-in another chunk holds) to its
             last span's end (for a page run, across a page break with the form feed
             between the pages); ``None`` for an element run or a chunk without spans.
         source_start: Offset of ``source_text`` in that document's text (``start_index``
@@ -377,7 +377,8 @@ def _own_range(chunk: Chunk) -> tuple[int, int] | None:
     """Where the chunk's own source lies: its first span that is no repeated context, to its end.
 
     A part that opens inside a list repeats the lead-in and the enclosing steps' first
-    lines (``context_spans``), which lie before the part, under an earlier chunk.
+    lines (``context_spans``), which lie before the part, under an earlier chunk; a part
+    of a cut list may end with the condition paragraph after the list, under a later one.
     """
     spans = chunk.source_spans
     if not spans:

@@ -37,7 +37,7 @@ from procedure_rag._chunking.cutting import SourceText, hard_split, source_lines
 from procedure_rag._chunking.lengths import Measure
 from procedure_rag._chunking.units import Section, Unit
 from procedure_rag._language.lexicons import Lexicon
-from procedure_rag._language.step_fields import lead_in_condition
+from procedure_rag._language.step_fields import lead_in_condition, opening_condition
 from procedure_rag._readers.draft import INFERRED_TABLES, TABLE_FROM
 from procedure_rag._types import ElementKind, LayoutElement, Span
 
@@ -325,6 +325,35 @@ class _Packer:
         if current.lines or current.carried:
             yield current
 
+    def close_with_tails(self, section: Section, blocks: list[Block]) -> None:
+        """End every part of a cut list with the condition paragraph that follows the list.
+
+        A paragraph right after a list that opens with a condition (「… が表示されない
+        場合は、…」, "If you don't see …, …") speaks of the list's steps, as a lead-in
+        does: when the list is cut, the parts that do not hold the paragraph end with it
+        as repeated context, where it fits (it is at most a third of the budget and
+        never makes a part overflow), so a step's part keeps what to do when the step
+        does not go as written.
+        """
+        units = section.units
+        for i, unit in enumerate(units[:-1]):
+            tail = units[i + 1]
+            if unit.kind != "list" or tail.kind != "text" or len(tail.elements) != 1 or tail.carried:
+                continue
+            holding = [b for b in blocks if any(u is unit for u in b.units)]
+            if len(holding) < 2:
+                continue
+            el = tail.elements[0]
+            if el.admonition or el.span is None or not opening_condition(el.text, self.lexicon):
+                continue
+            lines = self.lines_of(el)
+            if len(lines) != 1 or lines[0].cost > self.avail // 3:
+                continue
+            repeat = Line(lines[0].text, lines[0].cost, None, None, shows=lines[0].span)
+            for block in holding:
+                if not any(u is tail for u in block.units) and block.size + repeat.cost <= self.avail:
+                    block.add(repeat)
+
     def _packs_as_text(self, unit: Unit, current: Block) -> bool:
         """Whether a table goes with the text before it: only the print told it, and it fits there.
 
@@ -594,6 +623,7 @@ def pack_section(
     header_cost += measure.label(f" {lexicon.continued_label}") - 2 * measure.newline
     packer = _Packer(source, budget, measure, lexicon, header_cost)
     blocks = list(packer.pack(section, prefix or []))
+    packer.close_with_tails(section, blocks)
     for block in blocks:
         block.path = section.path
     return blocks

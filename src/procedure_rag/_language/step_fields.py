@@ -33,7 +33,14 @@ from procedure_rag._language.lexicons import Lexicon, split_sentences
 from procedure_rag._language.targets import plain_markup, step_target, ui_targets
 from procedure_rag._types import LayoutElement, ProcedureStep
 
-__all__ = ["CAUTION_LABELS", "lead_in_condition", "parse_step", "ui_targets", "unlabelled"]
+__all__ = [
+    "CAUTION_LABELS",
+    "lead_in_condition",
+    "opening_condition",
+    "parse_step",
+    "ui_targets",
+    "unlabelled",
+]
 
 #: Note labels that make a note a caution (a tip, ヒント or ポイント is none).
 CAUTION_LABELS = frozenset(
@@ -137,6 +144,18 @@ def lead_in_condition(text: str, lexicon: Lexicon) -> str:
         cond, _ = _condition(sentence, lexicon)
         if cond:
             return cond
+    return ""
+
+
+def opening_condition(text: str, lexicon: Lexicon) -> str:
+    """Return the condition the first sentence of ``text`` opens with, or ``""``.
+
+    ``"If the option is not shown, update the device first."`` gives
+    ``"If the option is not shown"``; a paragraph whose condition comes later gives ``""``.
+    """
+    for sentence in split_sentences(plain_markup(text)):
+        if sentence.strip():
+            return _condition(sentence, lexicon)[0]
     return ""
 
 
