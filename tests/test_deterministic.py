@@ -102,6 +102,20 @@ def test_procedures_get_kinds_for_what_they_hold(
     assert kind not in kinds_for(ChunkType.PROCEDURE)
     assert kind in {r.kind for r in DeterministicGenerator(defaults=DEFAULT_KINDS).generate(procedure)}
     assert kind not in {r.kind for r in DeterministicGenerator().generate(procedure)}
+    # A table of one's own made from the model's keeps them only when it says so.
+    own = {**DEFAULT_KINDS, ChunkType.TEXT: (K.RAW,)}
+    assert kind not in {r.kind for r in DeterministicGenerator(defaults=own).generate(procedure)}
+    asked = DeterministicGenerator(defaults=own, content_kinds=True)
+    assert kind in {r.kind for r in asked.generate(procedure)}
+    # ... and the offline table gets them when asked, or the model's table loses them when told.
+    assert kind in {r.kind for r in DeterministicGenerator(content_kinds=True).generate(procedure)}
+    told = DeterministicGenerator(defaults=DEFAULT_KINDS, content_kinds=False)
+    assert kind not in {r.kind for r in told.generate(procedure)}
+
+
+def test_content_kinds_must_be_a_bool() -> None:
+    with pytest.raises(TypeError, match="content_kinds must be a bool or None, got str"):
+        DeterministicGenerator(content_kinds="yes")  # type: ignore[arg-type]
 
 
 def test_offline_chunks_are_searched_by_their_own_text() -> None:

@@ -78,6 +78,7 @@ def default_kinds(
     kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None,
     *,
     defaults: Mapping[ChunkType, tuple[RepresentationKind, ...]] = DEFAULT_KINDS,
+    content_kinds: bool | None = None,
 ) -> tuple[RepresentationKind, ...]:
     """The kinds ``chunk`` gets: its type's kinds, plus those its content calls for.
 
@@ -87,11 +88,13 @@ def default_kinds(
     sentences stand in for the raw text: a chunk they do not cover
     (:func:`~procedure_rag._representations.offline.sentences.sentences_cover`) gets
     ``raw`` first. Content kinds (a table summary, a code docstring, an image
-    caption for a chunk holding a table, code or pictures) are added only with a model's
-    table (``defaults`` equal to :data:`DEFAULT_KINDS`, as a model and
-    ``defaults=DEFAULT_KINDS`` have it) and only when ``kinds`` does not set the chunk's
-    type explicitly: offline a procedure holding a table, a command or a screenshot is
-    searched by its own kinds.
+    caption for a chunk holding a table, code or pictures) are added when
+    ``content_kinds`` is true, and only when ``kinds`` does not set the chunk's type
+    explicitly. ``None`` (the default) means true with a model's table (``defaults``
+    equal to :data:`DEFAULT_KINDS`, as a model and ``defaults=DEFAULT_KINDS`` have it)
+    and false otherwise: offline a procedure holding a table, a command or a
+    screenshot is searched by its own kinds. A table of one's own made from
+    :data:`DEFAULT_KINDS` says ``content_kinds=True`` to keep them.
     """
     base = kinds_for(chunk.chunk_type, kinds, defaults=defaults)
     if _K.SENTENCE in base and _K.RAW not in base and not sentences_cover(chunk):
@@ -99,7 +102,9 @@ def default_kinds(
         base = (_K.RAW, *base)
     if kinds is not None and chunk.chunk_type in kinds:
         return base
-    if defaults != DEFAULT_KINDS:
+    if content_kinds is None:
+        content_kinds = defaults == DEFAULT_KINDS
+    if not content_kinds:
         return base
     return base + tuple(kind for kind, holds in _CONTENT_KINDS if kind not in base and holds(chunk))
 
@@ -116,6 +121,10 @@ class DeterministicGenerator:
         defaults: The kinds per type before ``kinds``: :data:`OFFLINE_KINDS`, or
             :data:`DEFAULT_KINDS` for every kind a model would write (questions and
             summaries too).
+        content_kinds: Whether a chunk holding a table, code or pictures also gets
+            their kind (table summary, code docstring, image caption); ``None`` (the
+            default): only with ``defaults`` equal to :data:`DEFAULT_KINDS` (see
+            :func:`default_kinds`).
     """
 
     identity = "deterministic"
@@ -125,13 +134,18 @@ class DeterministicGenerator:
         *,
         kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None,
         defaults: Mapping[ChunkType, tuple[RepresentationKind, ...]] = OFFLINE_KINDS,
+        content_kinds: bool | None = None,
     ) -> None:
+        if content_kinds is not None and not isinstance(content_kinds, bool):
+            msg = f"content_kinds must be a bool or None, got {type(content_kinds).__name__}"
+            raise TypeError(msg)
         self._kinds = dict(kinds) if kinds is not None else None
         self._defaults = defaults
+        self._content_kinds = content_kinds
 
     def kinds(self, chunk: Chunk) -> tuple[RepresentationKind, ...]:
         """The kinds :meth:`generate` makes for ``chunk`` when none are asked for."""
-        return default_kinds(chunk, self._kinds, defaults=self._defaults)
+        return default_kinds(chunk, self._kinds, defaults=self._defaults, content_kinds=self._content_kinds)
 
     def generate(
         self, chunk: Chunk, kinds: Iterable[RepresentationKind] | None = None
@@ -174,6 +188,7 @@ def iter_representations(
     *,
     kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None,
     defaults: Mapping[ChunkType, tuple[RepresentationKind, ...]] = OFFLINE_KINDS,
+    content_kinds: bool | None = None,
 ) -> Iterator[Representation]:
     """Yield the deterministic representations of each chunk, chunk by chunk.
 
@@ -182,8 +197,10 @@ def iter_representations(
         kinds: Kinds per chunk type, overriding ``defaults`` for the types it names.
         defaults: :data:`OFFLINE_KINDS`, or :data:`DEFAULT_KINDS` for every kind a model
             would write.
+        content_kinds: Whether chunks holding a table, code or pictures also get their
+            kind (see :func:`default_kinds`).
     """
-    generator = DeterministicGenerator(kinds=kinds, defaults=defaults)
+    generator = DeterministicGenerator(kinds=kinds, defaults=defaults, content_kinds=content_kinds)
     for chunk in chunks:
         yield from generator.generate(chunk)
 
@@ -193,6 +210,7 @@ def generate_representations(
     *,
     kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None,
     defaults: Mapping[ChunkType, tuple[RepresentationKind, ...]] = OFFLINE_KINDS,
+    content_kinds: bool | None = None,
 ) -> list[Representation]:
     """Return :func:`iter_representations` as a list."""
-    return list(iter_representations(chunks, kinds=kinds, defaults=defaults))
+    return list(iter_representations(chunks, kinds=kinds, defaults=defaults, content_kinds=content_kinds))
