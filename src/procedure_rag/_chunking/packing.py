@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 from procedure_rag._chunking.cutting import SourceText, hard_split, source_lines, split_text, sub_spans
@@ -336,12 +337,17 @@ class _Packer:
         does not go as written.
         """
         units = section.units
-        for i, unit in enumerate(units[:-1]):
-            tail = units[i + 1]
+        holding: dict[int, list[Block]] | None = None  # the blocks of each unit, by id
+        for unit, tail in pairwise(units):
             if unit.kind != "list" or tail.kind != "text" or len(tail.elements) != 1 or tail.carried:
                 continue
-            holding = [b for b in blocks if any(u is unit for u in b.units)]
-            if len(holding) < 2:
+            if holding is None:
+                holding = {}
+                for block in blocks:
+                    for held in {id(u): u for u in block.units}:
+                        holding.setdefault(held, []).append(block)
+            parts = holding.get(id(unit), [])
+            if len(parts) < 2:
                 continue
             el = tail.elements[0]
             if el.admonition or el.span is None or not opening_condition(el.text, self.lexicon):
@@ -350,7 +356,7 @@ class _Packer:
             if len(lines) != 1 or lines[0].cost > self.avail // 3:
                 continue
             repeat = Line(lines[0].text, lines[0].cost, None, None, shows=lines[0].span)
-            for block in holding:
+            for block in parts:
                 if not any(u is tail for u in block.units) and block.size + repeat.cost <= self.avail:
                     block.add(repeat)
 
