@@ -6,7 +6,9 @@ header plus the sum of its lines, so grouping is linear in the document.
 Rules, in order of priority:
 * never split inside a step, or between a lead-in and the first of its steps;
 * a list over budget splits between steps, and every part repeats the heading
-  path and the lead-in;
+  path and the lead-in; a short paragraph right after it that opens with a
+  condition (「…場合は、…」, "If …, …") ends every part, the list cut keeping room
+  for it;
 * a step over budget (with its sub-steps) splits between its sub-steps, keeping
   each sub-procedure whole where it fits, and a part that opens inside a step
   repeats the first line of every step it sits under;
