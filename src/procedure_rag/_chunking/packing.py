@@ -33,7 +33,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from itertools import pairwise
 from typing import Any
 
 from procedure_rag._chunking.cutting import SourceText, hard_split, source_lines, split_text, sub_spans
@@ -237,6 +236,8 @@ class _Packer:
         self.lexicon = lexicon
         self.avail = max(1, budget - header_cost)
         self.depth_of: dict[str, int] = {}
+        # Cut lists and the condition paragraph after each: (list, paragraph, its repeat).
+        self.tails: list[tuple[Unit, Unit, Line]] = []
 
     def lines_of(self, el: LayoutElement, *, reserve: int = 0) -> list[Line]:
         """Render and measure an element; cut it when it alone is over budget.
@@ -314,10 +315,11 @@ class _Packer:
                 continue
             else:
                 unit_parts = self._list_parts(unit) if unit.kind == "list" else self._text_parts(unit)
-                if len(unit_parts) > 1 and unit.kind == "list":
-                    # Cut again keeping room for the condition paragraph after the list, if any.
-                    reserve = self._tail_cost(section.units, i)
-                    unit_parts = self._list_parts(unit, reserve) if reserve else unit_parts
+                tail = self._tail_of(section.units, i) if len(unit_parts) > 1 else None
+                if tail is not None:
+                    # Cut again keeping room for the condition paragraph after the list.
+                    unit_parts = self._list_parts(unit, tail[1].cost)
+                    self.tails.append((unit, *tail))
             for part in unit_parts:
                 if current.lines and current.size + part.size > self.avail:
                     kept = self._keep_with_note(current, parts, part)
@@ -332,38 +334,37 @@ class _Packer:
         if current.lines or current.carried:
             yield current
 
-    def close_with_tails(self, section: Section, blocks: list[Block]) -> None:
+    def close_with_tails(self, blocks: list[Block]) -> None:
         """End every part of a cut list with the condition paragraph that follows the list.
 
         A paragraph right after a list that opens with a condition (「… が表示されない
         場合は、…」, "If you don't see …, …") speaks of the list's steps, as a lead-in
         does: when the list is cut, the parts that do not hold the paragraph end with it
         as repeated context, so a step's part keeps what to do when the step does not go
-        as written. :meth:`pack` cuts such a list keeping room for it (it is at most a
-        third of the budget); a part is never made to overflow.
+        as written. :meth:`pack` cut such a list keeping room for it (it is at most a
+        third of the budget) and recorded it in :attr:`tails`; a part is never made to
+        overflow.
         """
-        units = section.units
-        holding: dict[int, list[Block]] | None = None  # the blocks of each unit, by id
-        for unit, tail in pairwise(units):
-            if unit.kind != "list" or tail.kind != "text" or len(tail.elements) != 1 or tail.carried:
-                continue
-            if holding is None:
-                holding = {}
-                for block in blocks:
-                    for held in {id(u): u for u in block.units}:
-                        holding.setdefault(held, []).append(block)
-            parts = holding.get(id(unit), [])
-            if len(parts) < 2:
-                continue
-            repeat = self._tail_line(tail)
-            if repeat is None:
-                continue
-            for block in parts:
+        if not self.tails:
+            return
+        holding: dict[int, list[Block]] = {}  # the blocks of each unit, by id
+        for block in blocks:
+            for held in {id(u): u for u in block.units}:
+                holding.setdefault(held, []).append(block)
+        for unit, tail, repeat in self.tails:
+            for block in holding.get(id(unit), []):
                 if not any(u is tail for u in block.units) and block.size + repeat.cost <= self.avail:
                     block.add(repeat)
 
-    def _tail_line(self, tail: Unit) -> Line | None:
-        """The line a cut list's parts repeat of ``tail``: a short paragraph opening with a condition."""
+    def _tail_of(self, units: list[Unit], i: int) -> tuple[Unit, Line] | None:
+        """The unit after list ``units[i]`` and its line as repeated context, or ``None``.
+
+        Only a paragraph of one short line that opens with a condition; a note box after
+        a list is bound to the list's last step instead.
+        """
+        if units[i].kind != "list" or i + 1 >= len(units):
+            return None
+        tail = units[i + 1]
         if tail.kind != "text" or len(tail.elements) != 1 or tail.carried:
             return None
         el = tail.elements[0]
@@ -372,7 +373,7 @@ class _Packer:
         lines = self.lines_of(el)
         if len(lines) != 1 or lines[0].cost > self.avail // 3:
             return None
-        return Line(lines[0].text, lines[0].cost, None, None, shows=lines[0].span)
+        return tail, Line(lines[0].text, lines[0].cost, None, None, shows=lines[0].span)
 
     def _packs_as_text(self, unit: Unit, current: Block) -> bool:
         """Whether a table goes with the text before it: only the print told it, and it fits there.
@@ -499,13 +500,6 @@ class _Packer:
             return self._list_parts_in(unit)
         finally:
             self.avail = avail
-
-    def _tail_cost(self, units: list[Unit], i: int) -> int:
-        """The room the parts of list ``units[i]`` keep for the condition paragraph after it."""
-        if i + 1 >= len(units) or units[i].kind != "list":
-            return 0
-        tail = self._tail_line(units[i + 1])
-        return 0 if tail is None else tail.cost
 
     def _list_parts_in(self, unit: Unit) -> list[Block]:
         """Cut a list into parts: between steps, each part opening with the lead-in again.
@@ -661,7 +655,7 @@ def pack_section(
     header_cost += measure.label(f" {lexicon.continued_label}") - 2 * measure.newline
     packer = _Packer(source, budget, measure, lexicon, header_cost)
     blocks = list(packer.pack(section, prefix or []))
-    packer.close_with_tails(section, blocks)
+    packer.close_with_tails(blocks)
     for block in blocks:
         block.path = section.path
     return blocks
