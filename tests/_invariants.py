@@ -142,10 +142,35 @@ def assert_parents_hold_exactly_their_children(chunks: Sequence[Chunk], text: st
         members = [c for c in kids if c.parent_id == p.chunk_id]
         assert tuple(c.chunk_id for c in members) == p.child_ids
         assert p.source_spans == merge_spans([s for c in members for s in c.source_spans], text)
+        assert {c.section_path for c in members} == {p.section_path}
+        assert_parent_reads_its_children(p, members)
     for c in chunks:
         gaps = [text[a.end : b.start] for a, b in zip(c.source_spans, c.source_spans[1:], strict=False)]
         assert all(gap.strip() for gap in gaps), f"spans of {c.chunk_id} apart by whitespace alone"
-        assert {c.section_path for c in members} == {p.section_path}
+
+
+def assert_parent_reads_its_children(parent: Chunk, members: Sequence[Chunk]) -> None:
+    """A parent's lines are its children's bodies in order, less only lines it shows anyway.
+
+    What a parent leaves out of its children is repeated context (a cut list's lead-in
+    in each part, or its condition): each line left out is in a line the parent keeps,
+    so nothing is lost.
+    """
+
+    def body(c: Chunk) -> list[str]:
+        lines = c.text.split("\n")
+        return lines[1:] if c.section_path else lines
+
+    joined = [line for c in members for line in body(c)]
+    kept = body(parent)
+    at = 0
+    for line in kept:  # a subsequence of the children's lines
+        while at < len(joined) and joined[at] != line:
+            at += 1
+        assert at < len(joined), f"parent {parent.chunk_id} has a line none of its children has: {line!r}"
+        at += 1
+    lost = [line for line in set(joined) - set(kept) if not any(line in k for k in kept)]
+    assert not lost, f"parent {parent.chunk_id} lost lines of its children: {sorted(lost)[:3]}"
 
 
 def assert_ids_distinct(chunks: Sequence[Chunk]) -> None:

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from _invariants import (
     WORD,
     assert_ids_distinct,
+    assert_parent_reads_its_children,
     assert_parents_hold_exactly_their_children,
     assert_reading_order,
     body_lines,
@@ -281,6 +282,63 @@ def test_a_cut_list_ends_its_parts_with_the_condition_paragraph_after_it(lang: s
     assert len(own) == 1
     assert shown == [p for p in ending if p not in own]
     assert all(TOKENS(part.text) <= 400 for part in parts)
+
+
+# Sections whose list is cut into parts that repeat context (a lead-in, the step a part
+# opens inside, the condition paragraph after the list), each under one parent.
+REPEATING_SECTIONS = [
+    ("hololens/en/hololens2-corp-connected-configure.md", "Deploy certificates and Wi-Fi profiles"),
+    ("hololens/ja/hololens2-corp-connected-configure.md", "証明書と証明書プロファイルWi-Fi展開する"),
+    (
+        "ja-native/areamanagement-dashboard-tool/markdown/manual/userMan.md",
+        "7-2-2\u3000グラフ・リストを追加する",
+    ),
+]
+
+
+@pytest.mark.parametrize(("path", "section"), REPEATING_SECTIONS)
+def test_a_parent_shows_what_its_children_repeat_once(path: str, section: str) -> None:
+    """Joined into a parent, a cut list reads as the section does: the repeats are left out."""
+    text = (TESTS_DATA / path).read_text(encoding="utf-8")
+    chunks = ProcedureChunker().chunk(text, source_id=path)
+    kids_of = {
+        p.chunk_id: [c for c in children_of(chunks) if c.parent_id == p.chunk_id] for p in parents_of(chunks)
+    }
+    parents = [
+        p
+        for p in parents_of(chunks)
+        if p.section_path and p.section_path[-1] == section and len(kids_of[p.chunk_id]) > 1
+    ]
+    assert parents
+    for parent in parents:
+        kids = kids_of[parent.chunk_id]
+        joined = [line for c in kids for line in c.text.split("\n")[1:]]
+        lines = parent.text.split("\n")[1:]
+        assert len(set(joined)) < len(joined)  # the children repeat lines...
+        assert len(set(lines)) == len(lines)  # ...the parent shows each once
+        assert set(lines) == set(joined)
+        assert_parent_reads_its_children(parent, kids)  # in the children's order
+    tail = CERTIFICATES.get(path.split("/")[1], ("", "", ""))[2] if path.startswith("hololens/") else ""
+    if tail:  # the condition paragraph after the list stands where the source has it: last
+        assert parents[-1].text.endswith(f"\n{tail}")
+
+
+def test_a_parent_of_later_parts_keeps_one_repeat_of_the_lead_in() -> None:
+    steps = "\n".join(
+        f"{n}. Select **Option {n}** on the **Settings** page and confirm it." for n in range(1, 13)
+    )
+    lead = "To reset the device, do the following:"
+    text = f"# Reset\n\n{lead}\n\n{steps}\n"
+    options = ChunkerOptions(chunk_size=60, max_children_per_parent=2, parent_chunk_size=4000)
+    chunks = ProcedureChunker(options).chunk(text, source_id="doc")
+    parents = parents_of(chunks)
+    assert len(parents) > 1
+    for parent in parents:
+        kids = [c for c in children_of(chunks) if c.parent_id == parent.chunk_id]
+        assert all(lead in c.text for c in kids)
+        assert parent.text.count(lead) == 1  # its own in the first parent, one repeat in the others
+    for n in range(1, 13):
+        assert sum(f"{n}. Select **Option {n}**" in p.text for p in parents) == 1
 
 
 @pytest.mark.parametrize(

@@ -297,6 +297,7 @@ def build_parents(
     max_children: int,
     length_of_body: Sequence[int],
     source: SourceText | None = None,
+    blocks: Sequence[Block] | None = None,
 ) -> list[tuple[Chunk, list[Chunk]]]:
     """Group consecutive children of one section into parents.
 
@@ -307,6 +308,9 @@ def build_parents(
         max_children: Most children per parent.
         length_of_body: Size of each child's body (its text without the header line).
         source: The text the spans point into (see :func:`merge_spans`).
+        blocks: The blocks the children were made of, one each: with them a parent
+            shows each piece of the source once (see :func:`_parent_body`); without,
+            it joins its children's bodies as they are.
 
     Returns:
         ``(parent, children with parent_id set)`` pairs in order.
@@ -323,9 +327,13 @@ def build_parents(
     out: list[tuple[Chunk, list[Chunk]]] = []
     for run in runs:
         members = [children[i] for i in run]
-        bodies = [_body(c, header) for c in members]
-        text = "\n".join([header, *bodies] if header else bodies)
         spans = merge_spans([s for c in members for s in c.source_spans], source)
+        if blocks is not None:
+            bodies = [_parent_body([blocks[i] for i in run], spans)]
+        else:
+            bodies = [_body(c, header) for c in members]
+        bodies = [body for body in bodies if body]  # a child of its header line alone adds none
+        text = "\n".join([header, *bodies] if header else bodies)
         types = [c.chunk_type for c in members]
         pages = [c.page for c in members if c.page is not None]
         first = members[0]
@@ -363,6 +371,45 @@ def _with_parent_id(child: Chunk, parent_id: str) -> Chunk:
     values = list(_chunk_values(child))
     values[_PARENT_ID] = parent_id
     return Chunk(*values)
+
+
+def _parent_body(blocks: Sequence[Block], spans: Sequence[Span]) -> str:
+    """The lines of a parent's children, each piece of the source shown once.
+
+    A child repeats context another child holds (a cut list's lead-in, the steps a part
+    opens under, the condition paragraph after the list); joined into one parent, the
+    repeat is left out where the parent holds the original, and shown once where it does
+    not: the first time for what comes before the parent's text (a lead-in), the last for
+    what comes after it (the paragraph after the list), so the parent reads as the section.
+    """
+    lines = [line for block in blocks for line in block.lines]
+    own = [line.text for line in lines if line.element is not None]
+    end = max((s.end for s in spans), default=0)
+    keep = [True] * len(lines)
+    placed: dict[tuple[int, int], int] = {}  # where each repeat not held as original is shown
+    repeated: set[str] = set()
+    for i, line in enumerate(lines):
+        if line.element is not None:  # the parent's own text
+            continue
+        if line.shows is None:  # a lead-in's condition, a table's header rows: once, if not held
+            keep[i] = line.text not in repeated and not any(line.text in text for text in own)
+            repeated.add(line.text)
+            continue
+        key = (line.shows.start, line.shows.end)
+        if _covered(spans, line.shows):
+            keep[i] = False
+        elif key not in placed:
+            placed[key] = i
+        elif line.shows.start >= end:  # after the parent's text: the last repeat stays
+            keep[placed[key]] = False
+            placed[key] = i
+        else:
+            keep[i] = False
+    return "\n".join(line.text.rstrip() for line, kept in zip(lines, keep, strict=True) if kept)
+
+
+def _covered(spans: Sequence[Span], part: Span) -> bool:
+    return any(s.start <= part.start and part.end <= s.end for s in spans)
 
 
 def _body(child: Chunk, header: str) -> str:

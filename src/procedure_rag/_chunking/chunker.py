@@ -17,7 +17,7 @@ from procedure_rag._chunking.combining import combine_small_sections
 from procedure_rag._chunking.cutting import SourceText
 from procedure_rag._chunking.lengths import Measure, tiktoken_length
 from procedure_rag._chunking.options import ChunkerOptions
-from procedure_rag._chunking.packing import pack_section, render_element
+from procedure_rag._chunking.packing import Block, pack_section, render_element
 from procedure_rag._chunking.sections import iter_with_section_paths
 from procedure_rag._chunking.units import Section, iter_sections
 from procedure_rag._language.lexicons import LANGUAGE_SAMPLE, Lexicon, detect_language
@@ -300,7 +300,11 @@ class ProcedureChunker:
                 source=source_text,
             )
             held = self._with_parents(
-                children, header, [block.cost() for block in with_lines], source=source_text
+                children,
+                header,
+                [block.cost() for block in with_lines],
+                source=source_text,
+                blocks=with_lines,
             )
         yield from held
         if pending:
@@ -365,6 +369,7 @@ class ProcedureChunker:
         costs: Sequence[int],
         *,
         source: SourceText | None = None,
+        blocks: Sequence[Block] | None = None,
     ) -> list[Chunk]:
         if not self._options.emit_parents:
             return list(children)
@@ -376,6 +381,7 @@ class ProcedureChunker:
             max_children=self._options.max_children_per_parent,
             length_of_body=costs,
             source=source,
+            blocks=blocks,
         ):
             out.extend(members)
             out.append(parent)
