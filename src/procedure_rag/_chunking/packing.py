@@ -30,6 +30,7 @@ How one line's text is cut, and how its pieces map back to the source, is
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -491,15 +492,16 @@ class _Packer:
         return out
 
     def _list_parts(self, unit: Unit, reserve: int = 0) -> list[Block]:
-        """Cut a list into parts, each leaving ``reserve`` free (see :meth:`_list_parts_in`)."""
+        """Cut a list into parts, each leaving ``reserve`` free (see :meth:`_list_parts_in`).
+
+        With a reserve the list is cut by a packer ``reserve`` narrower, which shares
+        this one's state (the list depths, the tails), so this one's budget never changes.
+        """
         if not reserve:
             return self._list_parts_in(unit)
-        avail = self.avail
-        self.avail = max(1, avail - reserve)
-        try:
-            return self._list_parts_in(unit)
-        finally:
-            self.avail = avail
+        narrower = copy.copy(self)
+        narrower.avail = max(1, self.avail - reserve)
+        return narrower._list_parts_in(unit)
 
     def _list_parts_in(self, unit: Unit) -> list[Block]:
         """Cut a list into parts: between steps, each part opening with the lead-in again.
