@@ -341,6 +341,19 @@ def test_a_parent_of_later_parts_keeps_one_repeat_of_the_lead_in() -> None:
         assert sum(f"{n}. Select **Option {n}**" in p.text for p in parents) == 1
 
 
+def test_a_parent_of_one_child_holds_the_childs_own_text_and_steps() -> None:
+    """A section that fits one chunk: its parent keeps the child's objects, not copies of them."""
+    text = "# Reset\n\nTo reset it:\n\n1. Open **Settings**.\n2. Select **Reset**.\n\n# Other\n\nWords.\n"
+    chunks = ProcedureChunker().chunk(text, source_id="doc")
+    for parent in parents_of(chunks):
+        (child,) = [c for c in children_of(chunks) if c.parent_id == parent.chunk_id]
+        assert parent.text == child.text
+        assert parent.text is child.text
+        assert parent.steps is child.steps
+        assert parent.source_spans is child.source_spans
+    assert any(p.steps for p in parents_of(chunks))
+
+
 @pytest.mark.parametrize(
     ("after", "repeated"),
     [
