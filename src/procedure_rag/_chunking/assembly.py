@@ -329,11 +329,10 @@ def build_parents(
         members = [children[i] for i in run]
         spans = merge_spans([s for c in members for s in c.source_spans], source)
         if blocks is not None:
-            bodies = [_parent_body([blocks[i] for i in run], spans)]
-        else:
-            bodies = [_body(c, header) for c in members]
-        bodies = [body for body in bodies if body]  # a child of its header line alone adds none
-        text = "\n".join([header, *bodies] if header else bodies)
+            body = _parent_body([blocks[i] for i in run], spans)
+        else:  # a child of its header line alone adds no line
+            body = "\n".join(b for c in members if (b := _body(c, header)))
+        text = f"{header}\n{body}" if header and body else header or body
         types = [c.chunk_type for c in members]
         pages = [c.page for c in members if c.page is not None]
         first = members[0]
