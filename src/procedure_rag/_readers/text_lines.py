@@ -39,14 +39,19 @@ __all__ = [
 
 # Line breaks; only the form feed also breaks the page.
 _BREAK = re.compile(r"\r\n|[\r\n\f\v\x1c\x1d\x1e\x85\u2028\u2029]")
-_FOOTER = re.compile(
-    r"(?:^|(?<=[\n\r\f]))[ \t]*(?P<body>"
+# A page-number line. Two patterns, the text's first line and a line after a break: one that
+# opens with ``^`` or a look-behind is tried at every character, one that opens with a
+# character class is found by a scan in C.
+_FOOTER_LINE = (
+    r"[ \t]*(?P<body>"
     r"[-–—−－][ \t]*(?P<a>\d{1,4})[ \t]*[-–—−－]"
     r"|(?:Page|PAGE|page|P\.|p\.)[ \t]*(?P<b>\d{1,4})(?:[ \t]*(?:/|of)[ \t]*\d{1,4})?"
     r"|(?P<c>\d{1,4})[ \t]*/[ \t]*\d{1,4}"
     r"|(?P<d>\d{1,4})(?=[ \t\r\n\v]*\f)"  # a bare number only right before a page break
     r")[ \t]*(?=[\r\n\f]|\Z)"
 )
+_FOOTER_FIRST = re.compile(_FOOTER_LINE)
+_FOOTER_AFTER_BREAK = re.compile(r"[\n\r\f]" + _FOOTER_LINE)
 _FORM_FEED = re.compile("\f")
 _FIRST_LINE = re.compile(r"[\s]*([^\r\n\f]*)")
 RULE = re.compile(r"([-=~^*+#_`'\":.])\1{2,}")
@@ -124,7 +129,7 @@ class Pages:
 
     def __init__(self, text: str, batch_running: frozenset[tuple[str, str]] = frozenset()) -> None:
         footers: list[tuple[int, int, int]] = []  # (line end, number, body offset)
-        for m in _FOOTER.finditer(text):
+        for m in _footer_lines(text):
             number = next(g for g in m.group("a", "b", "c", "d") if g is not None)
             footers.append((m.end(), int(number), m.start("body")))
         self.furniture: dict[int, ElementKind] = {body: ElementKind.PAGE_FOOTER for _, _, body in footers}
@@ -191,6 +196,14 @@ class Pages:
     def apart(self, offset: int) -> bool:
         """Whether the line whose body starts at ``offset`` stands apart: furniture or contents."""
         return offset in self.furniture or offset in self.contents
+
+
+def _footer_lines(text: str) -> Iterator[re.Match[str]]:
+    """The page-number lines of ``text``, in order."""
+    first = _FOOTER_FIRST.match(text)
+    if first is not None:
+        yield first
+    yield from _FOOTER_AFTER_BREAK.finditer(text, first.end() if first is not None else 0)
 
 
 def _split_pages(text: str, lines: list[tuple[int, int]]) -> list[list[tuple[int, int]]]:
