@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 __all__ = [
     "BULLET_MARKERS",
@@ -171,6 +172,18 @@ def step_number(marker: str, rules: tuple[tuple[re.Pattern[str], str], ...] = ST
     ``"iv"``; a bullet (``"-"``, ``"・"``) and ``""`` give ``""``. Full-width digits,
     letters and brackets become ASCII ones; circled numbers stay as printed.
     """
+    if rules is STEP_NUMBER_RULES:
+        return _default_step_number(marker)
+    return _step_number(marker, rules)
+
+
+@lru_cache(maxsize=4096)
+def _default_step_number(marker: str) -> str:
+    # Markers repeat ("1.", "2.", "・"), and ``Match.expand`` parses its template on every call.
+    return _step_number(marker, STEP_NUMBER_RULES)
+
+
+def _step_number(marker: str, rules: tuple[tuple[re.Pattern[str], str], ...]) -> str:
     marker = marker.strip()
     if not marker or all(ch in BULLET_MARKERS for ch in marker):
         return ""
