@@ -9,7 +9,8 @@ texts and on generated ones made of the characters it looks at:
 * where a cut piece starts in its source, found by a loop instead of a regular
   expression compiled for every piece;
 * look-alike CJK glyphs replaced where found instead of translating every character;
-* step numbers of the default rules remembered per marker.
+* step numbers of the default rules remembered per marker;
+* the offsets of a text's lines, found by one pattern instead of building each line.
 """
 
 from __future__ import annotations
@@ -154,3 +155,14 @@ def test_step_number_remembered_is_the_rules(marker: str) -> None:
 @given(st.text(alphabet=st.sampled_from(list("1２(（)）.．:：Sstep手順ステップ ・-①iv")), max_size=8))
 def test_step_number_remembered_on_generated_markers(marker: str) -> None:
     assert numbering.step_number(marker) == numbering._step_number(marker, numbering.STEP_NUMBER_RULES)
+
+
+_LINES = st.text(
+    alphabet=st.sampled_from(list("ab あ\t\u3000\u00a0\r\n\f\v\x1c\x1d\x1e\x1f\x85\u2028\u2029")), max_size=40
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_LINES)
+def test_line_bounds_are_the_lines(text: str) -> None:
+    assert text_lines.line_bounds(text) == [(line.body, line.end) for line in text_lines.iter_lines(text)]

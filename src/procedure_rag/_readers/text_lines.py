@@ -35,6 +35,7 @@ __all__ = [
     "ends_with_connector",
     "is_cjk",
     "iter_lines",
+    "line_bounds",
 ]
 
 # Line breaks; only the form feed also breaks the page.
@@ -135,7 +136,7 @@ class Pages:
         self.furniture: dict[int, ElementKind] = {body: ElementKind.PAGE_FOOTER for _, _, body in footers}
         paged = "\f" in text
         cue = has_contents_cue(text)
-        lines = [(line.body, line.end) for line in iter_lines(text)] if paged or cue or batch_running else []
+        lines = line_bounds(text) if paged or cue or batch_running else []
         numbered: list[tuple[int, int]] = [(end, num) for end, num, _ in footers]
         pages = _split_pages(text, lines) if paged else [lines]
         if paged or batch_running:  # running lines, and the numbers they print, of the pages
@@ -213,6 +214,16 @@ def _split_pages(text: str, lines: list[tuple[int, int]]) -> list[list[tuple[int
     for line in lines:
         pages[bisect_right(breaks, line[0])].append(line)
     return pages
+
+
+# A non-blank line's text: from its first non-space character to its last, no line break
+# inside (every line break is whitespace, so the line's ends are ``\S``).
+_LINE_TEXT = re.compile(r"\S(?:[^\r\n\f\v\x1c\x1d\x1e\x85\u2028\u2029]*\S)?")
+
+
+def line_bounds(text: str) -> list[tuple[int, int]]:
+    """``(body, end)`` of each non-blank line of ``text``: :func:`iter_lines`' offsets, found in C."""
+    return [m.span() for m in _LINE_TEXT.finditer(text)]
 
 
 def iter_lines(text: str) -> Iterator[Line]:
