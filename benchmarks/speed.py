@@ -39,6 +39,14 @@ Methods (400-token budget, ``cl100k_base``, no overlap, the same settings as
 ``procedure-rag-llamaindex``
     ``ProcedureNodeParser(chunk_size=400).get_nodes_from_documents``.
 
+``--part pages`` measures the path most users take with PDFs: each PDF loaded by LangChain's
+``PyPDFLoader`` (a document per page), then split by ``split_documents`` (LangChain's recursive
+splitter with its default separators, and ours) or, as LlamaIndex documents with the page labels
+its PDF reader gives, by ``get_nodes_from_documents`` (``SentenceSplitter``, and ours). The PDFs:
+the shared real PDFs and the HoloLens pages printed by Chromium and exported by LibreOffice
+(``benchmarks/make_pdfs.py``; made when missing and the tools are there). Loading is not timed;
+CPU time, best of ``--repeats``, methods interleaved (``benchmarks/results/speed_pages.json``).
+
 Index throughput and query latency at 10k and 100k vectors beside langchain-classic's
 ``MultiVectorRetriever`` live in ``benchmarks/retrieval_latency.py`` (results in
 ``benchmarks/results/latency.json``); this script runs it with ``--part latency`` (everything it
@@ -54,6 +62,7 @@ Commands (from the repository root, ``OMP_WAIT_POLICY=PASSIVE`` is set here):
     python benchmarks/speed.py --sizes 1 10 --no-memory --repeats 2   # a quick look, ~3 min
     python benchmarks/speed.py --part latency       # ~10 min with a warm embedding cache
     python benchmarks/speed.py --part servers       # ~5-10 min: servers against embedded
+    python benchmarks/speed.py --part pages         # ~2 min: PDF loader pages
     python benchmarks/speed.py --part all           # both
 
 Output: ``benchmarks/results/speed.json`` and ``benchmarks/results/speed.md`` (``--out``/``--md``).
@@ -684,7 +693,9 @@ def _latency_table(latency: dict[str, Any] | None) -> list[str]:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=("split", "index", "latency", "servers", "all"), default="split")
+    parser.add_argument(
+        "--part", choices=("split", "index", "latency", "servers", "pages", "all"), default="split"
+    )
     parser.add_argument("--docs-root", type=Path, default=DEFAULT_DOCS_ROOT)
     parser.add_argument("--sizes", type=float, nargs="+", default=[1, 10, 50], help="replicated sizes, MB")
     parser.add_argument(
@@ -698,6 +709,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--md", type=Path, default=HERE / "results" / "speed.md")
     parser.add_argument("--latency-out", type=Path, default=HERE / "results" / "latency.json")
     parser.add_argument("--servers-out", type=Path, default=HERE / "results" / "servers.json")
+    parser.add_argument("--pages-out", type=Path, default=HERE / "results" / "speed_pages.json")
     parser.add_argument("--memory-probe", nargs=3, metavar=("METHOD", "MODE", "MB"), help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
@@ -753,6 +765,102 @@ def run_split(args: argparse.Namespace) -> dict[str, Any]:
     return results
 
 
+def _pdf_files(root: Path) -> list[Path]:
+    """The shared real PDFs and the made HoloLens PDFs (made when missing, if the tools are there)."""
+    sys.path.insert(0, str(HERE))
+    import make_pdfs  # noqa: PLC0415 - benchmarks/ is not a package
+
+    files = sorted((root / "real-docs").glob("*.pdf"))
+    try:
+        made = make_pdfs.ensure(variants=("chromium-pdf", "libreoffice-pdf"), log=False)
+    except make_pdfs.ToolMissingError as exc:
+        print(f"made PDFs skipped: {exc}", flush=True)
+        return files
+    return files + [m.path for m in sorted(made, key=lambda m: (m.variant, m.lang, m.page))]
+
+
+def page_splitters() -> dict[str, Callable[[Sequence[Any], Sequence[Any]], int]]:
+    """Each method on (LangChain pages, LlamaIndex pages) -> chunks made."""
+    from langchain_text_splitters import RecursiveCharacterTextSplitter  # noqa: PLC0415
+    from llama_index.core.node_parser import SentenceSplitter  # noqa: PLC0415
+
+    from langchain_procedures import ProcedureTextSplitter  # noqa: PLC0415
+    from llama_index_procedures import ProcedureNodeParser  # noqa: PLC0415
+
+    recursive = RecursiveCharacterTextSplitter.from_tiktoken_encoder(
+        encoding_name=ENCODING, chunk_size=BUDGET, chunk_overlap=0
+    )
+    ours_lc = ProcedureTextSplitter.from_tiktoken_encoder(encoding_name=ENCODING, chunk_size=BUDGET)
+    sentence = SentenceSplitter(chunk_size=BUDGET, chunk_overlap=0)
+    ours_li = ProcedureNodeParser(chunk_size=BUDGET)
+    return {
+        "langchain-recursive": lambda lc, _li: len(recursive.split_documents(lc)),
+        "procedure-rag-langchain": lambda lc, _li: len(ours_lc.split_documents(lc)),
+        "llamaindex-sentence": lambda _lc, li: len(sentence.get_nodes_from_documents(li)),
+        "procedure-rag-llamaindex": lambda _lc, li: len(ours_li.get_nodes_from_documents(li)),
+    }
+
+
+def run_pages(args: argparse.Namespace) -> dict[str, Any]:
+    """Splitting PDF loader pages: ours beside the frameworks' splitters (see the module docstring)."""
+    import warnings  # noqa: PLC0415
+
+    from llama_index.core import Document  # noqa: PLC0415
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # langchain-community's notice
+        from langchain_community.document_loaders import PyPDFLoader  # noqa: PLC0415
+
+    files = _pdf_files(args.docs_root)
+    per_file = [PyPDFLoader(str(f)).load() for f in files]
+    lc_pages = [page for pages in per_file for page in pages]
+    li_pages = [
+        Document(text=p.page_content, metadata={"file_name": Path(f).name, "page_label": str(i + 1)})
+        for f, pages in zip(files, per_file, strict=True)
+        for i, p in enumerate(pages)
+    ]
+    size = sum(len(p.page_content.encode("utf-8")) for p in lc_pages)
+    print(f"{len(files)} PDFs, {len(lc_pages)} pages, {size / MB:.2f} MB of page text", flush=True)
+    splitters = page_splitters()
+    for split in splitters.values():  # warm-up: imports, encodings
+        split(lc_pages[:2], li_pages[:2])
+    best: dict[str, dict[str, Any]] = {}
+    names = list(splitters)
+    for r in range(args.repeats):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            gc.collect()
+            cpu = time.process_time()
+            chunks = splitters[name](lc_pages, li_pages)
+            cpu = time.process_time() - cpu
+            row = best.setdefault(name, {"cpu_s": cpu, "chunks": chunks})
+            row["cpu_s"] = min(row["cpu_s"], cpu)
+            print(f"  repeat {r + 1}: {name:26s} {cpu:.3f} s CPU, {chunks} chunks", flush=True)
+    for row in best.values():
+        row["cpu_s"] = round(row["cpu_s"], 3)
+        row["cpu_mb_per_s"] = round(size / MB / row["cpu_s"], 3)
+    ratios = {
+        "procedure-rag-langchain / langchain-recursive": round(
+            best["langchain-recursive"]["cpu_s"] / best["procedure-rag-langchain"]["cpu_s"], 2
+        ),
+        "procedure-rag-llamaindex / llamaindex-sentence": round(
+            best["llamaindex-sentence"]["cpu_s"] / best["procedure-rag-llamaindex"]["cpu_s"], 2
+        ),
+    }
+    results = {
+        "machine": machine(),
+        "settings": {"budget_tokens": BUDGET, "encoding": ENCODING, "overlap": 0, "repeats": args.repeats},
+        "pdfs": [
+            str(f.relative_to(args.docs_root) if f.is_relative_to(args.docs_root) else f.name) for f in files
+        ],
+        "pages": len(lc_pages),
+        "page_text_bytes": size,
+        "methods": best,
+        "speed_ratios": ratios,
+    }
+    print(f"speed ratios (CPU, higher is faster for ours): {ratios}", flush=True)
+    return results
+
+
 def run_latency(args: argparse.Namespace, *, index_only: bool) -> dict[str, Any]:
     sys.path.insert(0, str(HERE))
     import retrieval_latency  # noqa: PLC0415 - benchmarks/ is not a package
@@ -803,6 +911,10 @@ def main() -> None:
         latency = run_latency(args, index_only=args.part == "index")
     if args.part in ("servers", "all"):
         run_servers(args)
+    if args.part in ("pages", "all"):
+        pages = run_pages(args)
+        args.pages_out.write_text(json.dumps(pages, ensure_ascii=False, indent=1), encoding="utf-8")
+        print(f"wrote {args.pages_out}")
     if args.part in ("split", "all"):
         results = run_split(args)
         if latency is None and args.latency_out.exists():

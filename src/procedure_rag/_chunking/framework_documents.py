@@ -59,8 +59,11 @@ __all__ = [
 
 _T = TypeVar("_T")
 
-#: Metadata keys naming the file a document came from, in order of preference.
-_SOURCE_KEYS = ("source", "file_path", "filename")
+#: Metadata keys naming the file a document came from, in order of preference: LangChain's
+#: loaders write ``source``, LlamaIndex's ``SimpleDirectoryReader`` ``file_path``, Unstructured
+#: ``filename``, and LlamaIndex's file readers used alone (``PDFReader().load_data(path)``) only
+#: ``file_name``.
+_SOURCE_KEYS = ("source", "file_path", "filename", "file_name")
 #: The page edge a running line of each kind sits at.
 _EDGES = {ElementKind.PAGE_HEADER: "top", ElementKind.PAGE_FOOTER: "bottom"}
 
@@ -78,8 +81,8 @@ class RecordGroup(Generic[_T]):
         kind: ``"elements"`` for a run of Unstructured element documents of one file,
             ``"pages"`` for a run of page documents of one file, ``"text"`` for one
             whole-text document.
-        source: The file they came from (``source``, ``file_path`` or ``filename``
-            metadata), when stated.
+        source: The file they came from (``source``, ``file_path``, ``filename`` or
+            ``file_name`` metadata), when stated.
         metadata: Metadata every document of the group shares, element-only keys
             (:data:`ELEMENT_METADATA_KEYS`) and page keys left out; a whole-text
             document's own.
