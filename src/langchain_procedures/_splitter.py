@@ -99,7 +99,8 @@ class ProcedureTextSplitter(TextSplitter):
             ``"source"``: the exact slice of the input text the chunk stands for (markup
             and all), the section path and lead-in in the metadata only (``section``,
             ``lead_in``). Element runs (Unstructured) have no one input text and keep the
-            rendered text.
+            rendered text. Either way a NUL in a PDF's extracted text (pypdf's, for a
+            glyph without a character) shows as U+FFFD, one character for one.
         emit_parents: Also emit parent chunks, each right after its last child.
         parent_chunk_size: Budget of a parent chunk; ``None`` means four child budgets.
         max_children_per_parent: Most children one parent groups.

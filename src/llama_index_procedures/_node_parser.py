@@ -131,7 +131,9 @@ class ProcedureNodeParser(NodeParser):
     The source id of such a run is its file. Other nodes are parsed one by one.
 
     ``text_mode="source"`` makes a node's text the exact slice of its document's text
-    it stands for, so that ``text[start_char_idx:end_char_idx] == node.text``; its
+    it stands for, so that ``text[start_char_idx:end_char_idx] == node.text`` (but
+    that a NUL of a PDF's extracted text, a glyph without a character, shows as
+    U+FFFD in either mode); its
     section path and lead-in are then metadata that the embedding sees
     (``section``, ``lead_in`` are not excluded from it). With the rendered text (the
     default: section path and lead-in first, steps renumbered as shown)

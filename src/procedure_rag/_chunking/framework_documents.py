@@ -305,6 +305,7 @@ def iter_document_chunks(
     fmt = _text_of_files(named) or detect_text_format(text, suffix=_suffix(own))
     if fmt == "text" and (named in FILE_FORMATS or _suffix(own) in EXTRACTED_SUFFIXES):
         # A file's extracted text in one document (PyPDFLoader(mode="single")): read as pages are.
+        text = _glyphs_shown(text)
         options = chunker.options.reader_options
         chunks = _extracted_chunks(
             chunker, text, source_id, lambda sid: iter_text(text, source_id=sid, fmt="text", options=options)
@@ -414,7 +415,7 @@ def _page_chunks(
 ) -> Iterator[DocumentChunk]:
     """The chunks of a run of pages, read as one text: the pages joined by form feeds."""
     metas = [meta for _, meta in documents]
-    paged = PagedText.join([text for text, _ in documents], _page_numbers(metas))
+    paged = PagedText.join([_glyphs_shown(text) for text, _ in documents], _page_numbers(metas))
     options = chunker.options.reader_options
     if running is not None and running.shapes:
         options = replace(options, batch_running_lines=running.shapes)
@@ -463,10 +464,9 @@ def _extracted_chunks(
 ) -> Iterator[Chunk]:
     """:meth:`ProcedureChunker.iter_chunks` for text a loader extracted: ``elements(source_id)`` read it.
 
-    Not a file decoded as text: a NUL there is a glyph the PDF maps to no character
-    (pypdf's, for some step numbers), kept as the PDF reader keeps it, not refused as binary.
+    ``text`` has been through :func:`_glyphs_shown`.
     """
-    validate_text(text.replace("\x00", " "), max_chars=chunker.options.max_input_chars)
+    validate_text(text, max_chars=chunker.options.max_input_chars)
     if not text.replace("\f", "").strip():
         return
     sid = source_id or _hashed(text)
@@ -475,6 +475,20 @@ def _extracted_chunks(
     yield from chunker.iter_chunks_from_elements(
         elements(sid), source_id=sid, language=language, source_text=text
     )
+
+
+#: What a glyph without a character shows as: Unicode's replacement character.
+_UNMAPPED_GLYPH = "\ufffd"
+
+
+def _glyphs_shown(text: str) -> str:
+    """Extracted text with each NUL written as :data:`_UNMAPPED_GLYPH`, one character for one.
+
+    Not a file decoded as text: a NUL there is a glyph the PDF maps to no character (pypdf
+    gives one for the step numbers of some fonts), so it is no sign of a binary file, and
+    chunks must not carry it on: PostgreSQL, for one, stores no NUL in text.
+    """
+    return text.replace("\x00", _UNMAPPED_GLYPH) if "\x00" in text else text
 
 
 def _page_numbers(metas: Sequence[Mapping[str, Any]]) -> list[int]:
