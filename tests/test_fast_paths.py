@@ -10,7 +10,8 @@ texts and on generated ones made of the characters it looks at:
   expression compiled for every piece;
 * look-alike CJK glyphs replaced where found instead of translating every character;
 * step numbers of the default rules remembered per marker;
-* the offsets of a text's lines, found by one pattern instead of building each line.
+* the offsets of a text's lines, found by one pattern instead of building each line;
+* a line's display width, from its runs of narrow characters instead of a list of its wide ones.
 """
 
 from __future__ import annotations
@@ -166,3 +167,24 @@ _LINES = st.text(
 @given(_LINES)
 def test_line_bounds_are_the_lines(text: str) -> None:
     assert text_lines.line_bounds(text) == [(line.body, line.end) for line in text_lines.iter_lines(text)]
+
+
+def _display_width_by_wide_chars(s: str, cap: int = 400) -> int:
+    s = s[:cap]
+    wide = re.compile(f"[{text_lines._WIDE_CHARS}]")
+    return len(s) + len(wide.findall(s))
+
+
+_WIDTH_TEXT = st.text(
+    alphabet=st.one_of(
+        st.sampled_from(list("ab 1.\t’éあア漢、。（）ＡＢ한\u1100\uffe6\uff61\u3000")),
+        st.characters(min_codepoint=0x1000, max_codepoint=0xFFFF),
+    ),
+    max_size=60,
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_WIDTH_TEXT, st.integers(0, 70))
+def test_display_width_counts_wide_characters_twice(text: str, cap: int) -> None:
+    assert text_lines.display_width(text, cap) == _display_width_by_wide_chars(text, cap)

@@ -170,13 +170,22 @@ class LayoutElement:
 
     def with_section_path(self, path: tuple[str, ...]) -> LayoutElement:
         """Return a copy with ``section_path`` set (faster than ``dataclasses.replace``)."""
+        return self._placed(self.page, self.hints, path)
+
+    def with_page(self, page: int | None, hints: tuple[tuple[str, str], ...]) -> LayoutElement:
+        """Return a copy with ``page`` and ``hints`` set (faster than ``dataclasses.replace``)."""
+        return self._placed(page, hints, self.section_path)
+
+    def _placed(
+        self, page: int | None, hints: tuple[tuple[str, str], ...], path: tuple[str, ...]
+    ) -> LayoutElement:
         return LayoutElement(
             self.element_id,
             self.kind,
             self.text,
             self.order,
             self.span,
-            self.page,
+            page,
             self.bbox,
             self.level,
             self.number,
@@ -184,7 +193,7 @@ class LayoutElement:
             self.parent_id,
             self.list_id,
             self.admonition,
-            self.hints,
+            hints,
             path,
             self.record_id,
         )

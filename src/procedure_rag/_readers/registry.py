@@ -27,7 +27,7 @@ import json
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
@@ -652,4 +652,4 @@ def iter_paged_text(
             hints = (*hints, ("printed_page", str(el.page)))
         if el.kind is ElementKind.SECTION_HEADER and not el.hint(HEADING_FROM):
             hints = (*hints, (HEADING_FROM, "text"))  # a guess from the shape of a line of a page
-        yield replace(el, page=page, hints=hints)
+        yield el.with_page(page, hints)
