@@ -394,8 +394,25 @@ def test_ingestion_pipeline_reads_pages_alike(llama_pages: list[LlamaDocument]) 
     assert [(n.node_id, n.get_content(), n.metadata) for n in piped] == [
         (n.node_id, n.get_content(), n.metadata) for n in direct
     ]
-    source = llama_pages[0].metadata.get("file_path", llama_pages[0].metadata["file_name"])
-    assert {n.metadata["source_id"] for n in piped} == {source}
+    sources = {n.metadata["source_id"] for n in piped}
+    if "file_path" in llama_pages[0].metadata:
+        assert sources == {llama_pages[0].metadata["file_path"]}
+    else:  # a bare file name groups the pages but names no source: two folders may hold one each
+        (source,) = sources
+        assert source != llama_pages[0].metadata["file_name"]
+
+
+def test_pages_of_two_files_of_one_name_are_two_sources(tests_data: Path) -> None:
+    # PDFReader used alone names a file by its bare name: manual.pdf from two folders.
+    first = _pdf_reader_pages(tests_data / "pdf" / "hololens-recovery-ja.pdf")
+    second = _pdf_reader_pages(tests_data / "pdf" / "hololens-recovery-en.chromium.pdf")
+    for doc in [*first, *second]:
+        doc.metadata["file_name"] = "manual.pdf"
+    nodes = ProcedureNodeParser(chunk_size=400).get_nodes_from_documents([*first, *second])
+    by_source: dict[str, set[str]] = {}
+    for node in nodes:
+        by_source.setdefault(node.metadata["source_id"], set()).add(node.metadata["language"])
+    assert sorted(map(sorted, by_source.values())) == [["en"], ["ja"]]
 
 
 def test_node_parser_reads_pdf_reader_pages_with_a_glyph_without_a_character(shared_data: Path) -> None:

@@ -61,9 +61,12 @@ _T = TypeVar("_T")
 
 #: Metadata keys naming the file a document came from, in order of preference: LangChain's
 #: loaders write ``source``, LlamaIndex's ``SimpleDirectoryReader`` ``file_path``, Unstructured
-#: ``filename``, and LlamaIndex's file readers used alone (``PDFReader().load_data(path)``) only
-#: ``file_name``.
-_SOURCE_KEYS = ("source", "file_path", "filename", "file_name")
+#: ``filename``.
+_SOURCE_KEYS = ("source", "file_path", "filename")
+#: LlamaIndex's file readers used alone (``PDFReader().load_data(path)``) write only the file's
+#: name, ``file_name``: enough to tell one file's pages from the next file's, not to name the
+#: source in an index (two folders may each hold a ``manual.pdf``).
+_FILE_NAME = "file_name"
 #: The page edge a running line of each kind sits at.
 _EDGES = {ElementKind.PAGE_HEADER: "top", ElementKind.PAGE_FOOTER: "bottom"}
 
@@ -81,8 +84,9 @@ class RecordGroup(Generic[_T]):
         kind: ``"elements"`` for a run of Unstructured element documents of one file,
             ``"pages"`` for a run of page documents of one file, ``"text"`` for one
             whole-text document.
-        source: The file they came from (``source``, ``file_path``, ``filename`` or
-            ``file_name`` metadata), when stated.
+        source: The file they came from (``source``, ``file_path`` or ``filename``
+            metadata), when stated; the adapters name the group's source by it. A bare
+            ``file_name`` groups pages but names no source (the texts are hashed).
         metadata: Metadata every document of the group shares, element-only keys
             (:data:`ELEMENT_METADATA_KEYS`) and page keys left out; a whole-text
             document's own.
@@ -132,11 +136,21 @@ class DocumentChunk:
 
 
 def _source_of(metadata: Mapping[str, Any]) -> str | None:
+    """The file a document came from, as its metadata names it (see :data:`_SOURCE_KEYS`)."""
     for key in _SOURCE_KEYS:
         value = metadata.get(key)
         if isinstance(value, str | PurePath) and str(value):
             return str(value)
     return None
+
+
+def _file_of(metadata: Mapping[str, Any]) -> str | None:
+    """:func:`_source_of`, else the file's bare name (:data:`_FILE_NAME`): what a run's pages share."""
+    source = _source_of(metadata)
+    if source is not None:
+        return source
+    name = metadata.get(_FILE_NAME)
+    return name if isinstance(name, str) and name else None
 
 
 def _shared(metadatas: Sequence[Mapping[str, Any]], *, leave_out: frozenset[str]) -> dict[str, Any]:
@@ -165,7 +179,7 @@ def _page_of(metadata: Mapping[str, Any]) -> tuple[str, int | None] | None:
     ``page_label`` (LlamaIndex's PDF reader) is the label the PDF prints: a number
     when it is one, else ``None``. A document needs a source to be a page of it.
     """
-    if _source_of(metadata) is None or is_element_metadata(metadata):
+    if _file_of(metadata) is None or is_element_metadata(metadata):
         return None
     number = metadata.get("page_number")
     if _is_int(number):
@@ -185,7 +199,7 @@ def _continues(
     """Whether a page document goes on the run of pages before it (same file, key, later page)."""
     last = run[-1]
     before = _page_of(last)
-    if before is None or before[0] != page[0] or _source_of(last) != _source_of(meta):
+    if before is None or before[0] != page[0] or _file_of(last) != _file_of(meta):
         return False
     # Numbered pages only go forward; a label that is no number (i, ii) goes on the run.
     return before[1] is None or page[1] is None or page[1] > before[1]
@@ -229,7 +243,7 @@ def iter_record_groups(
             continue
         if run and (
             kind != run_kind
-            or (kind == "elements" and _source_of(run_meta[0]) != _source_of(meta))
+            or (kind == "elements" and _file_of(run_meta[0]) != _file_of(meta))
             or (page is not None and not _continues(run_meta, meta, page))
         ):
             yield from flush()
@@ -254,7 +268,7 @@ def _text_of_files(fmt: str | None) -> str | None:
 
 
 def _suffix(metadata: Mapping[str, Any]) -> str | None:
-    source = _source_of(metadata)
+    source = _file_of(metadata)
     return PurePath(source).suffix.lower() if source else None
 
 
