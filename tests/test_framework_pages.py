@@ -153,6 +153,12 @@ def test_a_glyph_without_a_character_is_not_binary(
     out = splitter.split_documents(docs)
     assert any("\ufffd. データセットを選択する" in d.page_content for d in out)
     assert not any("\x00" in d.page_content or "\x00" in json.dumps(d.metadata) for d in out)
+    # The lines it opens are the steps of a numbered list whose numbers are lost.
+    (listed,) = [d for d in out if "\ufffd. データセットを選択する" in d.page_content]
+    steps = json.loads(listed.metadata["steps"])
+    assert listed.metadata["chunk_type"] == "procedure"
+    assert [s["number"] for s in steps] == ["\ufffd."] * 5
+    assert steps[0]["action"].startswith("データセットを選択")
 
 
 def test_nul_is_refused_outside_extracted_text(splitter: ProcedureTextSplitter) -> None:

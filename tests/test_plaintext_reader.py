@@ -77,6 +77,9 @@ def assert_invariants(text: str, elements: list[LayoutElement], source_id: str =
         ("2.設定画面を開きます。", "2.", True, "設定画面を開きます。"),
         ("3.OKボタンを押します。", "3.", True, "OKボタンを押します。"),
         ("4.mask が切り出されているか確認する", "4.", True, "mask が切り出されているか確認する"),
+        # a number the PDF maps to no character (U+FFFD, as a NUL of extracted text shows)
+        ("\ufffd. データセットを選択する", "\ufffd.", True, "データセットを選択する"),
+        ("\ufffd) Open the cover.", "\ufffd)", True, "Open the cover."),
     ],
 )
 def test_step_marker_styles(line: str, number: str, ordered: bool, text: str) -> None:
@@ -96,6 +99,7 @@ def test_step_marker_styles(line: str, number: str, ordered: bool, text: str) ->
         "1.5 times faster than before.",
         "3.Net Framework is required.",
         "1.で指定したファイルだけが上書きされる。",  # step 1 named, a particle after it
+        "\ufffd is shown for a character the font does not map.",
     ],
 )
 def test_lines_that_only_look_like_markers_are_text(line: str) -> None:

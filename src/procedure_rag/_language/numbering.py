@@ -84,6 +84,10 @@ DEFAULT_STEP_STYLES: tuple[StepStyle, ...] = (
     _style("close-paren", rf"[{_DIGITS}]{{1,3}}[)）]", _GAP),
     _style("roman", rf"{_ROMAN}[.)]"),
     _style("letter", r"[a-z][.)]"),
+    # A number the PDF maps to no character (U+FFFD, as the framework adapters show a NUL of
+    # extracted text and PyMuPDF prints such a glyph) before its period: a numbered item
+    # whose number is lost, as pypdf gives the step numbers of some fonts.
+    _style("unmapped", r"\ufffd[.．)）]", _GAP),
     # ASCII bullets need a space after them ("-5 degrees", "*emphasis*" are not items);
     # Japanese bullets often run straight into the text.
     _style("bullet", r"[-*+]", ordered=False),
