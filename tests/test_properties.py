@@ -130,6 +130,7 @@ NUMBERINGS = (
     Numbering("roman", lambda n: f"{_ROMAN[n - 1]}."),
     Numbering("dotted-fullwidth", lambda n: f"{str(n).translate(_FW)}．"),
     Numbering("sphinx-auto", lambda n: "#."),
+    Numbering("unmapped", lambda n: "\ufffd."),  # a number the PDF maps to no character
     Numbering("bullet-dash", lambda n: "-", commonmark=True),
     Numbering("bullet-star", lambda n: "*", commonmark=True),
     Numbering("bullet-cjk", lambda n: "・"),
