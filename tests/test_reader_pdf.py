@@ -156,3 +156,16 @@ def test_a_missing_file_is_a_reader_error(tmp_path: Path) -> None:
     with pytest.raises(ReaderError, match="cannot be opened") as info:
         read_pdf(tmp_path / "missing.pdf", source_id="doc")
     assert info.value.record == "file"
+
+
+def test_a_list_number_the_font_does_not_map_keeps_its_step(shared_data: Path) -> None:
+    # Page 9 of the Sapphire manual numbers the mask-file steps with glyphs its font maps to
+    # no character: kept as U+FFFD before their period (left out anywhere else), the lines
+    # stay a numbered list instead of one paragraph.
+    pdf = shared_data / "real-docs" / "ja_yamagata-u_sapphire_app-manual.pdf"
+    chunks = list(ProcedureChunker().iter_chunks_from_source(pdf, source_id="sapphire"))
+    children = [c for c in chunks if c.level is ChunkLevel.CHILD and c.page == 9]
+    (listed,) = [c for c in children if "データセットを選択する" in c.text]
+    assert [s.number for s in listed.steps] == ["\ufffd."] * 5
+    assert listed.steps[0].action == "データセットを選択する"
+    assert "\ufffd" not in "".join(c.text.replace("\ufffd.", "") for c in chunks)

@@ -442,6 +442,12 @@ class _Char:
     font: _Font
 
 
+#: What a glyph without a character shows as where it is kept (a list number's).
+_UNMAPPED = "\ufffd"
+#: Code points that end a list marker after its number: ``.``, ``．``, ``)``, ``）``.
+_MARKER_ENDS = frozenset(map(ord, ".．)）"))
+
+
 def _read_lines(
     raw: ModuleType,
     textpage: object,
@@ -472,16 +478,23 @@ def _read_lines(
                     _Char(" ", last.right, last.top, last.right, last.bottom, last.baseline, last.font)
                 )
             continue
-        if code in (0xFFFE, 0xFFFF, 0) or raw.FPDFText_HasUnicodeMapError(textpage, i) == 1:
+        unmapped = code in (0xFFFE, 0xFFFF, 0) or raw.FPDFText_HasUnicodeMapError(textpage, i) == 1
+        # A glyph without a character is left out, but for a list number the font does not map
+        # (before a period that ends the marker): kept as U+FFFD, so the line stays a step.
+        if unmapped and not (i + 1 < count and raw.FPDFText_GetUnicode(textpage, i + 1) in _MARKER_ENDS):
             continue
-        text = "-" if code == 0x02 else chr(code)  # PDFium marks a hyphen that ends a line as 0x02
+        # PDFium marks a hyphen that ends a line as 0x02
+        text = _UNMAPPED if unmapped else "-" if code == 0x02 else chr(code)
         raw.FPDFText_GetLooseCharBox(textpage, i, box)
         raw.FPDFText_GetCharOrigin(textpage, i, x, y)
         font = _font_of(raw, textpage, i, tags, cache)
         char = _Char(text, box.left, page_height - box.top, box.right, page_height - box.bottom,
                      page_height - y.value, font)  # fmt: skip
         shown_before = next((c for c in reversed(current) if not c.text.isspace()), None)
-        if shown_before is not None and _breaks(shown_before, char):
+        starts_line = shown_before is None or _breaks(shown_before, char)
+        if unmapped and not starts_line:
+            continue
+        if shown_before is not None and starts_line:
             _flush(current, lines, cuts)
             current = []
         current.append(char)
