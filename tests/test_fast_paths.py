@@ -148,8 +148,11 @@ def test_lookalikes_are_the_translation(text: str) -> None:
     ["1.", "1)", "（１）", "①", "A-1.", "Step 2:", "手順３", "iv.", "-", "・", "", "  3. ", "(a)", "STEP 10"],
 )
 def test_step_number_remembered_is_the_rules(marker: str) -> None:
-    assert numbering.step_number(marker) == numbering._step_number(marker, numbering.STEP_NUMBER_RULES)
-    assert numbering.step_number(marker) == numbering.step_number(marker)  # asked twice: the cached answer
+    numbering._default_step_number.cache_clear()
+    computed = numbering.step_number(marker)  # worked out by the rules, then remembered
+    remembered = numbering.step_number(marker)
+    assert numbering._default_step_number.cache_info().hits == 1
+    assert computed == remembered == numbering._step_number(marker, numbering.STEP_NUMBER_RULES)
 
 
 @settings(max_examples=300, deadline=None)
