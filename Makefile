@@ -49,7 +49,7 @@ bench: install
 	$(BIN)/python benchmarks/retrieval.py --questions ../shared/data/questions/hololens_dev.jsonl \
 		../shared/data/questions/ja_native_dev.jsonl ../shared/data/emanual --docs-root ../shared/data \
 		--confirm-chroma none --methods langchain-recursive procedure-rag-raw procedure-rag-multivector-dense \
-		procedure-rag-multivector procedure-rag-multivector+step procedure-rag-parents \
+		procedure-rag-multivector procedure-rag-multivector-nosentence procedure-rag-multivector+step procedure-rag-parents \
 		procedure-rag-multivector-all procedure-rag-raw+question procedure-rag-raw+summary \
 		procedure-rag-raw+keywords procedure-rag-raw+table_summary procedure-rag-raw+code_docstring \
 		procedure-rag-raw+image_caption --out benchmarks/results/retrieval_kinds.json

@@ -15,8 +15,11 @@ on disk (split, representations, embedding, vector store and docstore written):
 ``procedure-rag-multivector+step``
     The default plus a vector per step of each procedure (the opt-in ``step`` kind).
 ``procedure-rag-multivector+sentence``
-    The default with each text chunk searched by its sentences (the opt-in ``sentence`` kind),
+    The default with each text chunk in every language searched by its sentences (the
+    ``sentence`` kind; the default does it for English text only, ``SENTENCE_LANGUAGES``),
     which stand in for the chunk's raw vector where they hold all of its text.
+``procedure-rag-multivector-nosentence``
+    The default with every text chunk searched by its raw text (the default before 7 December).
 ``procedure-rag-multivector-all``
     The same with every deterministic kind (``DEFAULT_KINDS``, questions and summaries too: the
     offline default before issue 20).
@@ -251,16 +254,18 @@ def every_kind(package: str = "procedure_rag") -> Callable[[Sequence[Any]], list
     return make
 
 
-def opt_in(*, steps: bool = False, sentences: bool = False) -> Callable[[Sequence[Any]], list[Any]]:
-    """The default kinds with the opt-in small-to-big kinds: a vector per step of each
-    procedure (kind ``step``), text chunks searched by their sentences (kind ``sentence``)."""
+def opt_in(*, steps: bool = False, sentences: str = "default") -> Callable[[Sequence[Any]], list[Any]]:
+    """The default kinds with or without the small-to-big kinds: a vector per step of each
+    procedure (kind ``step``); text chunks searched by their sentences (kind ``sentence``):
+    ``"default"`` those in SENTENCE_LANGUAGES (English), ``"all"`` every language, ``"none"``."""
 
     def make(chunks: Sequence[Any]) -> list[Any]:
-        from procedure_rag import generate_representations  # noqa: PLC0415
+        from procedure_rag import SENTENCE_LANGUAGES, generate_representations  # noqa: PLC0415
         from procedure_rag._representations.types import offline_kinds  # noqa: PLC0415
 
-        table = offline_kinds(steps=steps, sentences=sentences)
-        return list(generate_representations(chunks, defaults=table))
+        table = offline_kinds(steps=steps, sentences=sentences != "none")
+        languages = None if sentences == "all" else SENTENCE_LANGUAGES
+        return list(generate_representations(chunks, defaults=table, sentence_languages=languages))
 
     return make
 
@@ -311,14 +316,19 @@ def pipelines(*, base: str | None = None) -> list[Pipeline]:
         ),
         Pipeline(
             f"{OURS}-multivector+sentence",
-            "the same with each text chunk searched by its sentences, a vector each, in place of "
-            "its raw vector where they hold all of it (kind sentence, opt-in)",
-            ours_pipeline(opt_in(sentences=True)),
+            "the same with each text chunk in every language searched by its sentences, a vector "
+            "each, in place of its raw vector where they hold all of it (the default: English only)",
+            ours_pipeline(opt_in(sentences="all")),
+        ),
+        Pipeline(
+            f"{OURS}-multivector-nosentence",
+            "the same with every text chunk searched by its raw text (the default before 7 December)",
+            ours_pipeline(opt_in(sentences="none")),
         ),
         Pipeline(
             f"{OURS}-multivector+step+sentence",
-            "the same with both opt-in kinds: a vector per step and text chunks by their sentences",
-            ours_pipeline(opt_in(steps=True, sentences=True)),
+            "the same with a vector per step and text chunks in every language by their sentences",
+            ours_pipeline(opt_in(steps=True, sentences="all")),
         ),
         Pipeline(
             f"{OURS}-multivector-all",

@@ -863,12 +863,13 @@ def _records(
     added: frozenset[str] = frozenset(),
     every_kind: bool = False,
     steps: bool = False,
-    sentences: bool = False,
+    sentences: str = "default",
 ) -> list[Any]:
     """The vectors of a method: the default representations (``every_kind``: a model's table,
     questions and summaries too; ``steps``: and a vector per step of a procedure), or raw ones
-    (plus the ``added`` kinds); ``sentences``: and a vector per sentence of a text chunk."""
-    from procedure_rag import DEFAULT_KINDS, generate_representations  # noqa: PLC0415
+    (plus the ``added`` kinds); ``sentences``: which text chunks are searched by their sentences,
+    ``"default"`` (those in SENTENCE_LANGUAGES), ``"all"`` or ``"none"``."""
+    from procedure_rag import DEFAULT_KINDS, SENTENCE_LANGUAGES, generate_representations  # noqa: PLC0415
     from procedure_rag._metadata import chunk_from_metadata  # noqa: PLC0415
     from procedure_rag._representations.types import offline_kinds  # noqa: PLC0415
     from procedure_rag._store.writer import VectorRecord, vector_records  # noqa: PLC0415
@@ -886,9 +887,11 @@ def _records(
             (chunk_from_metadata(c.text, c.metadata) for c in corpus.children), defaults=DEFAULT_KINDS
         )
         return raw + vector_records([r for r in reps if r.kind.value in added], corpus.chunks)
-    defaults = DEFAULT_KINDS if every_kind else offline_kinds(steps=steps, sentences=sentences)
+    defaults = DEFAULT_KINDS if every_kind else offline_kinds(steps=steps, sentences=sentences != "none")
     reps = generate_representations(
-        (chunk_from_metadata(c.text, c.metadata) for c in corpus.children), defaults=defaults
+        (chunk_from_metadata(c.text, c.metadata) for c in corpus.children),
+        defaults=defaults,
+        sentence_languages=None if sentences == "all" else SENTENCE_LANGUAGES,
     )
     return vector_records(reps, corpus.chunks)
 
@@ -913,7 +916,7 @@ def ours_method(
     added: frozenset[str] = frozenset(),
     every_kind: bool = False,
     steps: bool = False,
-    sentences: bool = False,
+    sentences: str = "default",
 ) -> Method:
     def build(sources: Sequence[Source], embedder: Embedder, settings: Settings) -> Built:
         if documents is None:
@@ -972,40 +975,57 @@ def kind_methods() -> list[Method]:
     )
     sentences = ours_method(
         f"{OURS}-multivector+sentence",
-        "as multivector, with text chunks searched by their sentences (kind sentence: the section's "
-        "last three headings and a sentence of 120 characters or more, shorter ones joined with the "
-        "next; in place of the chunk's raw vector where they hold all of its text; a sentence's hit "
-        "scores as its chunk's raw text)",
-        sentences=True,
+        "as multivector, with text chunks in every language searched by their sentences (kind "
+        "sentence: the section's last three headings and a sentence of 120 characters or more, shorter "
+        "ones joined with the next; in place of the chunk's raw vector where they hold all of its "
+        "text; a sentence's hit scores as its chunk's raw text); the default does it for English only",
+        sentences="all",
+    )
+    no_sentences = ours_method(
+        f"{OURS}-multivector-nosentence",
+        "as multivector, with every text chunk searched by its raw text (no sentence vectors; the "
+        "default before 7 December)",
+        sentences="none",
     )
     both = ours_method(
         f"{OURS}-multivector+step+sentence",
-        "as multivector, with both opt-in kinds: a vector per step of a procedure and text chunks "
+        "as multivector, with a vector per step of a procedure and text chunks in every language "
         "searched by their sentences",
         steps=True,
-        sentences=True,
+        sentences="all",
     )
     file_sentences = ours_method(
         f"{OURS}-file+sentence",
-        "as procedure-rag-file, with text chunks searched by their sentences (kind sentence)",
+        "as procedure-rag-file, with text chunks in every language searched by their sentences",
         documents=ours_file_documents,
         formats=PDF | DOCX,
-        sentences=True,
+        sentences="all",
+    )
+    file_no_sentences = ours_method(
+        f"{OURS}-file-nosentence",
+        "as procedure-rag-file, with every text chunk searched by its raw text (the default before "
+        "7 December)",
+        documents=ours_file_documents,
+        formats=PDF | DOCX,
+        sentences="none",
     )
     file_both = ours_method(
         f"{OURS}-file+step+sentence",
-        "as procedure-rag-file, with a vector per step and text chunks searched by their sentences",
+        "as procedure-rag-file, with a vector per step and text chunks in every language searched by "
+        "their sentences",
         documents=ours_file_documents,
         formats=PDF | DOCX,
         steps=True,
-        sentences=True,
+        sentences="all",
     )
     return [
         every,
         steps,
         sentences,
+        no_sentences,
         both,
         file_sentences,
+        file_no_sentences,
         file_both,
         *(
             ours_method(
@@ -1070,8 +1090,9 @@ def methods(settings: Settings) -> list[Method]:
         ours_method(
             f"{OURS}-multivector",
             "ProcedureTextSplitter, the default deterministic representations (OFFLINE_KINDS: raw, "
-            "keywords of procedures, table summary, code docstring, image caption), core retrieve() "
-            "with default options (fusion 'sum', the docstore's lexical index at weight 0.06)",
+            "keywords of procedures, English text chunks by their sentences, a picture's caption), "
+            "core retrieve() with default options (fusion 'sum', the docstore's lexical index at "
+            "weight 0.06)",
             raw_only=False,
             expand_parents=False,
         ),

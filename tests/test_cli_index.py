@@ -614,12 +614,52 @@ def test_index_and_query_run_without_any_framework(tmp_path: Path) -> None:
     assert record["metadata"]["section_path"] == ["ページを移動/複製/削除する", "削除する"]
 
 
-def test_index_sentence_vectors_add_them_for_text_chunks_and_a_query_names_the_sentence(
+def test_index_searches_english_text_by_its_sentences_and_none_gives_raw_vectors_back(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    # E-Manual's PDF-extracted pages are text chunks: each sentence gets its own vector, in
-    # place of the raw vector of a chunk whose sentences hold all of it.
+    # E-Manual's PDF-extracted pages are English text chunks: by default each sentence gets
+    # its own vector, in place of the raw vector of a chunk whose sentences hold all of it;
+    # ``--sentence-vectors none`` gives the raw vectors back, and the default again the sentences.
     question = "Is face recognition as secure as a PIN?"
-    best, replaced = _with_part_vectors(capsys, tmp_path, TEXT, "--sentence-vectors", "sentence", question)
-    assert "Face recognition is less secure than Pattern, PIN, or Password." in best["text"]
+    persist = str(tmp_path / "index")
+
+    def best_kinds(out: str) -> tuple[str, set[str]]:
+        best: dict[str, Any] = _jsonl(out)[0]
+        return best["text"], {hit["kind"] for hit in best["metadata"]["matched"]}
+
+    _, default, _ = run(capsys, "index", str(TEXT), "--persist", persist)
+    default_vectors = _index_vectors(_summary(default))
+    _, out, _ = run(capsys, "query", question, "--persist", persist, "--jsonl")
+    text, kinds = best_kinds(out)
+    assert "Face recognition is less secure than Pattern, PIN, or Password." in text
+    assert "sentence" in kinds
+    code, out, _ = run(capsys, "index", str(TEXT), "--persist", persist, "--sentence-vectors", "none")
+    assert code == 0
+    summary = _summary(out)
+    assert re.search(r"\d+ removed", summary["vectors"])
+    assert _index_vectors(summary) < default_vectors
+    assert summary["index"].split(", ")[0] == _summary(default)["index"].split(", ")[0]  # the chunks
+    _, out, _ = run(capsys, "query", question, "--persist", persist, "--jsonl")
+    assert all("sentence" not in {h["kind"] for h in r["metadata"]["matched"]} for r in _jsonl(out))
+    _, out, _ = run(capsys, "index", str(TEXT), "--persist", persist)
+    assert _index_vectors(_summary(out)) == default_vectors
+
+
+def test_index_sentence_vectors_alone_means_every_language(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # A Japanese page's text chunks keep their raw vectors by default; the flag alone (``all``)
+    # searches them by their sentences too, and a plain run takes them away again.
+    page = DATA / "hololens/ja/hololens-network.md"
+    question = "エンタープライズ Wi-Fi プロファイルはどのプロトコルで接続を認証しますか？"
+    best, replaced = _with_part_vectors(capsys, tmp_path, page, "--sentence-vectors", "sentence", question)
+    assert "拡張認証プロトコル (EAP) を使って Wi-Fi 接続を認証します" in best["text"]
     assert replaced > 0
+
+
+def test_index_sentence_vectors_refuses_an_unknown_choice(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert main(["index", str(TEXT), "--persist", str(tmp_path / "index"), "--sentence-vectors", "ja"]) == 2
+    assert "invalid choice: 'ja'" in capsys.readouterr().err
+    assert not (tmp_path / "index").exists()

@@ -30,6 +30,7 @@ from procedure_rag._representations.types import (
     DEFAULT_KINDS,
     OFFLINE_KINDS,
     OFFLINE_STEP_KINDS,
+    SENTENCE_LANGUAGES,
     RepresentationKind,
     kinds_for,
     offline_kinds,
@@ -64,7 +65,10 @@ def test_every_default_kind_is_produced(relative: str, table: str) -> None:
     for c in _chunks(relative):
         reps = generator.generate(c)
         assert {r.chunk_id for r in reps} == {c.chunk_id}
-        assert set(kinds_for(c.chunk_type, defaults=kinds)) <= {r.kind for r in reps}, (
+        expected = set(kinds_for(c.chunk_type, defaults=kinds))
+        if K.SENTENCE in expected and not (c.language in SENTENCE_LANGUAGES and sentences_cover(c)):
+            expected = (expected - {K.SENTENCE}) | {K.RAW}  # its raw vector in their place
+        assert expected <= {r.kind for r in reps}, (
             c.chunk_type,
             c.section_path,
         )
@@ -303,13 +307,16 @@ def test_sentence_texts_hold_a_text_chunks_prose_whole_in_long_enough_parts(rela
         assert [r.text for r in DeterministicGenerator().generate(back, [K.SENTENCE])] == [
             r.text for r in mine
         ]
-    # Opt-in: in no default table; offline_kinds(sentences=True) puts it in place of a text
-    # chunk's raw vector (which default_kinds gives back where the sentences do not cover it).
-    assert all(K.SENTENCE not in kinds for kinds in (*OFFLINE_KINDS.values(), *DEFAULT_KINDS.values()))
-    asked = offline_kinds(sentences=True)
-    assert OFFLINE_KINDS[ChunkType.TEXT] == (K.RAW,)
-    assert asked[ChunkType.TEXT] == (K.SENTENCE,)
-    assert {t: k for t, k in asked.items() if t is not ChunkType.TEXT} == {
+    # The offline default puts it in place of a text chunk's raw vector (which default_kinds
+    # gives back where the sentences do not cover it, or the chunk's language is not one of
+    # SENTENCE_LANGUAGES); offline_kinds(sentences=False) gives the raw vector; a model's
+    # table has none.
+    assert all(K.SENTENCE not in kinds for kinds in DEFAULT_KINDS.values())
+    assert OFFLINE_KINDS[ChunkType.TEXT] == (K.SENTENCE,)
+    assert offline_kinds() == OFFLINE_KINDS
+    plain = offline_kinds(sentences=False)
+    assert plain[ChunkType.TEXT] == (K.RAW,)
+    assert {t: k for t, k in plain.items() if t is not ChunkType.TEXT} == {
         t: k for t, k in OFFLINE_KINDS.items() if t is not ChunkType.TEXT
     }
 
@@ -391,10 +398,67 @@ def test_sentences_stand_in_for_the_raw_vector_only_where_they_hold_all_of_a_chu
     assert made["Screens"][:3] == [K.RAW, K.SENTENCE, K.SENTENCE]
     assert made["Rows"][:3] == [K.RAW, K.SENTENCE, K.SENTENCE]
     assert made["Contact"] == [K.RAW]
-    # Asking for both keeps both, and the default makes no sentence at all.
+    # Asking for both keeps both; the default is the same as asking for sentences (English
+    # text), and without them the raw vector alone.
     both = DeterministicGenerator(kinds={ChunkType.TEXT: (K.RAW, K.SENTENCE)})
     assert [r.kind for r in both.generate(children["Schedule"])] == [K.RAW, K.SENTENCE, K.SENTENCE]
-    assert [r.kind for r in DeterministicGenerator().generate(children["Schedule"])] == [K.RAW]
+    default = DeterministicGenerator()
+    assert {name: [r.kind for r in default.generate(c)] for name, c in children.items()} == made
+    without = DeterministicGenerator(defaults=offline_kinds(sentences=False))
+    assert [r.kind for r in without.generate(children["Schedule"])] == [K.RAW]
+
+
+def test_sentences_are_searched_by_default_only_in_the_sentence_languages() -> None:
+    # A Japanese admin guide of prose (not one of the measured sets): its text chunk is cut
+    # into two sentence texts that hold all of it, yet by default it keeps its raw vector;
+    # English prose of the same shape gets its sentences. Every language is one argument.
+    ja = (
+        "# バックアップ\n\n## 保存期間\n\n"
+        "夜間バックアップは管理画面の「バックアップ」タブで設定します。設定を変えると、次の深夜"
+        "零時から新しい時刻で動きます。保存先のディスクに十分な空きがあることを、設定の前に必ず確認"
+        "してください。空きが足りないと、その夜のバックアップは途中で止まり、管理者にメールで知らされます。"
+        "保存期間を過ぎたバックアップは、毎朝の点検のときに古いものから順に自動で削除されます。"
+        "削除されたバックアップは元に戻せないので、必要なものは別の場所へ事前にコピーしてください。"
+        "コピーの手順は、このガイドの「バックアップの持ち出し」を参照してください。\n"
+    )
+    en = (
+        "# Backups\n\n## Keeping copies\n\n"
+        "The nightly job copies every project to the archive server and keeps fourteen copies, "
+        "the oldest one removed first when a new copy is written. "
+        "A copy that fails is tried again an hour later, and after the third failure the job "
+        "stops and mails the administrators of the projects it could not copy.\n"
+    )
+    (ja_chunk,) = (c for c in chunk(ja, source_id="backup-ja.md") if c.level.value == "child")
+    (en_chunk,) = (c for c in chunk(en, source_id="backup-en.md") if c.level.value == "child")
+    assert (ja_chunk.language, en_chunk.language) == ("ja", "en")
+    assert sentences_cover(ja_chunk)
+    assert sentences_cover(en_chunk)
+    assert frozenset({"en"}) == SENTENCE_LANGUAGES
+
+    def kinds(generator: DeterministicGenerator, c: Chunk) -> list[K]:
+        return [r.kind for r in generator.generate(c)]
+
+    default = DeterministicGenerator()
+    assert kinds(default, ja_chunk) == [K.RAW]
+    assert kinds(default, en_chunk) == [K.SENTENCE, K.SENTENCE]
+    every = DeterministicGenerator(sentence_languages=None)
+    assert kinds(every, ja_chunk) == [K.SENTENCE, K.SENTENCE]
+    only_ja = DeterministicGenerator(sentence_languages={"ja"})
+    assert (kinds(only_ja, ja_chunk), kinds(only_ja, en_chunk)) == ([K.SENTENCE, K.SENTENCE], [K.RAW])
+    # The language rule applies to a table asking for raw and sentences too (no duplicate raw),
+    # but a kind asked for by name is made whatever the language.
+    both = DeterministicGenerator(kinds={ChunkType.TEXT: (K.RAW, K.SENTENCE)})
+    assert kinds(both, ja_chunk) == [K.RAW]
+    assert [r.kind for r in default.generate(ja_chunk, [K.SENTENCE])] == [K.SENTENCE, K.SENTENCE]
+    # The module functions pass it through.
+    assert [r.kind for r in generate_representations([ja_chunk], sentence_languages=None)] == [
+        K.SENTENCE,
+        K.SENTENCE,
+    ]
+    assert [r.kind for r in generate_representations([ja_chunk])] == [K.RAW]
+    # A language code written as a bare string is a mistake the generator names.
+    with pytest.raises(TypeError, match=r"sentence_languages .*the string 'ja'"):
+        DeterministicGenerator(sentence_languages="ja")
 
 
 def test_step_text_holds_the_steps_condition_and_caution_but_not_its_result() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections import Counter
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -384,3 +385,28 @@ def test_step_vectors_find_a_step_and_return_its_chunk_once(tmp_path: Path) -> N
         "Restart, reset, or recover HoloLens 2 > Restart the device > Hard-restart procedure\n"
         "Hold down the volume down + power buttons for 15 seconds."
     )
+
+
+def test_english_text_is_searched_by_its_sentences_and_japanese_by_its_raw_text(tmp_path: Path) -> None:
+    # The network pages hold prose text chunks in both languages: by default the English ones
+    # are searched by their sentences (standing in for their raw vectors) and the Japanese ones
+    # by their raw text; sentence_languages=None (the README's every_language) gives both.
+    names = ("en/hololens-network.md", "ja/hololens-network.md")
+    chunks = _splitter().split_documents(_documents(names))
+
+    def sentence_sources(path: Path, representations: Any = None) -> Counter[str]:
+        retriever = ProcedureMultiVectorRetriever.from_persist_directory(path, embedding=_embeddings(), k=3)
+        with retriever:
+            retriever.add_documents(chunks, representations=representations)
+            metadatas = retriever.vectorstore.get(include=["metadatas"])["metadatas"]  # type: ignore[attr-defined]
+            by_id = {d.id: d.metadata["source"] for d in chunks}
+            return Counter(by_id[m["doc_id"]] for m in metadatas if m["representation"] == "sentence")
+
+    default = sentence_sources(tmp_path / "default")
+    assert default["en/hololens-network.md"] >= 5
+    assert default["ja/hololens-network.md"] == 0
+    every = sentence_sources(
+        tmp_path / "every", lambda core: generate_representations(core, sentence_languages=None)
+    )
+    assert every["en/hololens-network.md"] == default["en/hololens-network.md"]
+    assert every["ja/hololens-network.md"] >= 5

@@ -260,6 +260,7 @@ PUBLIC_NAMES = {
         "RepresentationCache",
         "RepresentationKind",
         "SCHEMA_VERSION",
+        "SENTENCE_LANGUAGES",
         "STRUCTURAL_KEYS",
         "Span",
         "StepStyle",

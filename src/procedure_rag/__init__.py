@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from procedure_rag._representations.types import (
         DEFAULT_KINDS,
         OFFLINE_KINDS,
+        SENTENCE_LANGUAGES,
         Representation,
         RepresentationKind,
     )
@@ -92,6 +93,7 @@ _EXPORTS = {
     "iter_representations": "procedure_rag._representations.offline.generator",
     "DEFAULT_KINDS": "procedure_rag._representations.types",
     "OFFLINE_KINDS": "procedure_rag._representations.types",
+    "SENTENCE_LANGUAGES": "procedure_rag._representations.types",
     "Representation": "procedure_rag._representations.types",
     "RepresentationKind": "procedure_rag._representations.types",
     "SCHEMA_VERSION": "procedure_rag._types",
@@ -117,6 +119,7 @@ __all__ = [
     "LEXICONS",
     "OFFLINE_KINDS",
     "SCHEMA_VERSION",
+    "SENTENCE_LANGUAGES",
     "STRUCTURAL_KEYS",
     "BBox",
     "ChromaIndex",

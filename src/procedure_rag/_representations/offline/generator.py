@@ -7,7 +7,7 @@ The same chunk always gives the same representations, with the same ids.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from types import MappingProxyType
 
 from procedure_rag._representations.offline.code import code_docstring, has_code
@@ -21,6 +21,7 @@ from procedure_rag._representations.offline.tables import parse_pipe_table, tabl
 from procedure_rag._representations.types import (
     DEFAULT_KINDS,
     OFFLINE_KINDS,
+    SENTENCE_LANGUAGES,
     Representation,
     RepresentationKind,
     kinds_for,
@@ -79,13 +80,17 @@ def default_kinds(
     *,
     defaults: Mapping[ChunkType, tuple[RepresentationKind, ...]] = DEFAULT_KINDS,
     content_kinds: bool | None = None,
+    sentence_languages: Collection[str] | None = SENTENCE_LANGUAGES,
 ) -> tuple[RepresentationKind, ...]:
     """The kinds ``chunk`` gets: its type's kinds, plus those its content calls for.
 
     The type's kinds are ``kinds``' for the types it names, else ``defaults``'
     (:data:`DEFAULT_KINDS`, a model's; the deterministic generator passes
-    :data:`OFFLINE_KINDS`). Kinds that hold ``sentence`` but not ``raw`` make the
-    sentences stand in for the raw text: a chunk they do not cover
+    :data:`OFFLINE_KINDS`). ``sentence`` applies to a chunk whose language is one of
+    ``sentence_languages`` (:data:`SENTENCE_LANGUAGES`, English; ``None`` for every
+    language): a chunk in another language gets ``raw`` in its place. Kinds that hold
+    ``sentence`` but not ``raw`` make the sentences stand in for the raw text: a chunk
+    they do not cover
     (:func:`~procedure_rag._representations.offline.sentences.sentences_cover`) gets
     ``raw`` first. Content kinds (a table summary, a code docstring, an image
     caption for a chunk holding a table, code or pictures) are added when
@@ -97,6 +102,8 @@ def default_kinds(
     :data:`DEFAULT_KINDS` says ``content_kinds=True`` to keep them.
     """
     base = kinds_for(chunk.chunk_type, kinds, defaults=defaults)
+    if _K.SENTENCE in base and sentence_languages is not None and chunk.language not in sentence_languages:
+        base = tuple(dict.fromkeys(_K.RAW if kind is _K.SENTENCE else kind for kind in base))
     if _K.SENTENCE in base and _K.RAW not in base and not sentences_cover(chunk):
         # Sentences stand in for the raw text only where they hold all of it.
         base = (_K.RAW, *base)
@@ -113,8 +120,8 @@ class DeterministicGenerator:
     """Makes every representation kind from the chunk alone, offline.
 
     By default a chunk gets the kinds :data:`OFFLINE_KINDS` gives its type (a procedure
-    its raw text and keywords), plus those its content calls for; every kind can be asked
-    for by name.
+    its raw text and keywords, an English text chunk its sentences), plus those its content
+    calls for; every kind can be asked for by name.
 
     Args:
         kinds: Kinds per chunk type, overriding ``defaults`` for the types it names.
@@ -125,6 +132,15 @@ class DeterministicGenerator:
             their kind (table summary, code docstring, image caption); ``None`` (the
             default): only with ``defaults`` equal to :data:`DEFAULT_KINDS` (see
             :func:`default_kinds`).
+        sentence_languages: The chunk languages whose text the ``sentence`` kind of a
+            table searches by its sentences (:data:`SENTENCE_LANGUAGES`: ``{"en"}``);
+            ``None`` for every language. A chunk in another language gets its raw text
+            instead. A kind asked for by name in :meth:`generate` is made whatever the
+            language.
+
+    Raises:
+        TypeError: When ``content_kinds`` is not a bool or ``None``, or
+            ``sentence_languages`` is a string rather than a collection of them.
     """
 
     identity = "deterministic"
@@ -135,17 +151,31 @@ class DeterministicGenerator:
         kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None,
         defaults: Mapping[ChunkType, tuple[RepresentationKind, ...]] = OFFLINE_KINDS,
         content_kinds: bool | None = None,
+        sentence_languages: Collection[str] | None = SENTENCE_LANGUAGES,
     ) -> None:
         if content_kinds is not None and not isinstance(content_kinds, bool):
             msg = f"content_kinds must be a bool or None, got {type(content_kinds).__name__}"
             raise TypeError(msg)
+        if isinstance(sentence_languages, str):
+            msg = (
+                f"sentence_languages must be a collection of language codes or None, "
+                f"got the string {sentence_languages!r} (write {{{sentence_languages!r}}})"
+            )
+            raise TypeError(msg)
         self._kinds = dict(kinds) if kinds is not None else None
         self._defaults = defaults
         self._content_kinds = content_kinds
+        self._sentence_languages = None if sentence_languages is None else frozenset(sentence_languages)
 
     def kinds(self, chunk: Chunk) -> tuple[RepresentationKind, ...]:
         """The kinds :meth:`generate` makes for ``chunk`` when none are asked for."""
-        return default_kinds(chunk, self._kinds, defaults=self._defaults, content_kinds=self._content_kinds)
+        return default_kinds(
+            chunk,
+            self._kinds,
+            defaults=self._defaults,
+            content_kinds=self._content_kinds,
+            sentence_languages=self._sentence_languages,
+        )
 
     def generate(
         self, chunk: Chunk, kinds: Iterable[RepresentationKind] | None = None
@@ -189,6 +219,7 @@ def iter_representations(
     kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None,
     defaults: Mapping[ChunkType, tuple[RepresentationKind, ...]] = OFFLINE_KINDS,
     content_kinds: bool | None = None,
+    sentence_languages: Collection[str] | None = SENTENCE_LANGUAGES,
 ) -> Iterator[Representation]:
     """Yield the deterministic representations of each chunk, chunk by chunk.
 
@@ -199,8 +230,12 @@ def iter_representations(
             would write.
         content_kinds: Whether chunks holding a table, code or pictures also get their
             kind (see :func:`default_kinds`).
+        sentence_languages: The languages whose text chunks are searched by their
+            sentences (:data:`SENTENCE_LANGUAGES`; ``None`` for every language).
     """
-    generator = DeterministicGenerator(kinds=kinds, defaults=defaults, content_kinds=content_kinds)
+    generator = DeterministicGenerator(
+        kinds=kinds, defaults=defaults, content_kinds=content_kinds, sentence_languages=sentence_languages
+    )
     for chunk in chunks:
         yield from generator.generate(chunk)
 
@@ -211,6 +246,15 @@ def generate_representations(
     kinds: Mapping[ChunkType, tuple[RepresentationKind, ...]] | None = None,
     defaults: Mapping[ChunkType, tuple[RepresentationKind, ...]] = OFFLINE_KINDS,
     content_kinds: bool | None = None,
+    sentence_languages: Collection[str] | None = SENTENCE_LANGUAGES,
 ) -> list[Representation]:
     """Return :func:`iter_representations` as a list."""
-    return list(iter_representations(chunks, kinds=kinds, defaults=defaults, content_kinds=content_kinds))
+    return list(
+        iter_representations(
+            chunks,
+            kinds=kinds,
+            defaults=defaults,
+            content_kinds=content_kinds,
+            sentence_languages=sentence_languages,
+        )
+    )
