@@ -645,14 +645,16 @@ def test_index_searches_english_text_by_its_sentences_and_none_gives_raw_vectors
     assert _index_vectors(_summary(out)) == default_vectors
 
 
-def test_index_sentence_vectors_alone_means_every_language(
+def test_index_sentence_vectors_all_searches_japanese_text_by_its_sentences_too(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    # A Japanese page's text chunks keep their raw vectors by default; the flag alone (``all``)
-    # searches them by their sentences too, and a plain run takes them away again.
+    # A Japanese page's text chunks keep their raw vectors by default; ``all`` searches them
+    # by their sentences too, and a plain run takes them away again.
     page = DATA / "hololens/ja/hololens-network.md"
     question = "エンタープライズ Wi-Fi プロファイルはどのプロトコルで接続を認証しますか？"
-    best, replaced = _with_part_vectors(capsys, tmp_path, page, "--sentence-vectors", "sentence", question)
+    best, replaced = _with_part_vectors(
+        capsys, tmp_path, page, "--sentence-vectors=all", "sentence", question
+    )
     assert "拡張認証プロトコル (EAP) を使って Wi-Fi 接続を認証します" in best["text"]
     assert replaced > 0
 
@@ -662,4 +664,7 @@ def test_index_sentence_vectors_refuses_an_unknown_choice(
 ) -> None:
     assert main(["index", str(TEXT), "--persist", str(tmp_path / "index"), "--sentence-vectors", "ja"]) == 2
     assert "invalid choice: 'ja'" in capsys.readouterr().err
+    # Written before a path, as the flag it once was, it names the path it took for a choice.
+    assert main(["index", "--sentence-vectors", str(TEXT), "--persist", str(tmp_path / "index")]) == 2
+    assert f"invalid choice: '{TEXT}'" in capsys.readouterr().err
     assert not (tmp_path / "index").exists()

@@ -424,15 +424,13 @@ def add_index(commands: Commands, common: Parser) -> None:
     )
     parser.add_argument(
         "--sentence-vectors",
-        nargs="?",
         choices=SENTENCE_CHOICES,
         default="en",
-        const="all",
         metavar="en|all|none",
         help="which text chunks are searched by their sentences, a vector each, in place of the "
         "chunk's own where they hold all of it: en (the default: English ones; lifts prose-heavy "
-        "manuals such as PDF-extracted ones), all (Japanese too; measured to lose a little there; "
-        "the flag alone means all), none (every text chunk by its raw text, a little faster)",
+        "manuals such as PDF-extracted ones), all (Japanese too; measured to lose a little there), "
+        "none (every text chunk by its raw text)",
     )
     parser.set_defaults(handler=run_index)
 
