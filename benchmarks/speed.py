@@ -714,17 +714,24 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def timing_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings every timed part records: the budget, its encoding, no overlap, the repeats."""
+    return {
+        "budget_tokens": BUDGET,
+        "encoding": ENCODING,
+        "overlap": 0,
+        "repeats": args.repeats,
+        "timing": "best of the repeats; methods interleaved, order rotated each repeat",
+    }
+
+
 def run_split(args: argparse.Namespace) -> dict[str, Any]:
     corpora = load_corpora(args.docs_root)
     docs = interleave(corpora)
     results: dict[str, Any] = {
         "machine": machine(),
         "settings": {
-            "budget_tokens": BUDGET,
-            "encoding": ENCODING,
-            "overlap": 0,
-            "repeats": args.repeats,
-            "timing": "best of the repeats; methods interleaved, order rotated each repeat",
+            **timing_settings(args),
             "replicated": "documents interleaved by corpus, repeated to the size, each split on its own",
             "concatenated": "the Markdown documents joined, repeated to the size, as one document",
             "memory": "peak RSS (VmHWM reset before splitting) above the RSS before; subprocess per run",
@@ -842,13 +849,7 @@ def run_pages(args: argparse.Namespace) -> dict[str, Any]:
     }
     results = {
         "machine": machine(),
-        "settings": {
-            "budget_tokens": BUDGET,
-            "encoding": ENCODING,
-            "overlap": 0,
-            "repeats": args.repeats,
-            "timing": "best of the repeats; methods interleaved, order rotated each repeat",
-        },
+        "settings": timing_settings(args),
         "pdfs": [
             str(f.relative_to(args.docs_root) if f.is_relative_to(args.docs_root) else f.name) for f in files
         ],
