@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeGuard, TypeVar
 
 from procedure_rag._chunking.chunker import validate_text
 from procedure_rag._language.lexicons import detect_language
+from procedure_rag._language.numbering import UNMAPPED_GLYPH
 from procedure_rag._readers.furniture_rules import shape
 from procedure_rag._readers.registry import (
     EXTRACTED_SUFFIXES,
@@ -491,18 +492,14 @@ def _extracted_chunks(
     )
 
 
-#: What a glyph without a character shows as: Unicode's replacement character.
-_UNMAPPED_GLYPH = "\ufffd"
-
-
 def _glyphs_shown(text: str) -> str:
-    """Extracted text with each NUL written as :data:`_UNMAPPED_GLYPH`, one character for one.
+    """Extracted text with each NUL written as :data:`UNMAPPED_GLYPH`, one character for one.
 
     Not a file decoded as text: a NUL there is a glyph the PDF maps to no character (pypdf
     gives one for the step numbers of some fonts), so it is no sign of a binary file, and
     chunks must not carry it on: PostgreSQL, for one, stores no NUL in text.
     """
-    return text.replace("\x00", _UNMAPPED_GLYPH) if "\x00" in text else text
+    return text.replace("\x00", UNMAPPED_GLYPH) if "\x00" in text else text
 
 
 def _page_numbers(metas: Sequence[Mapping[str, Any]]) -> list[int]:

@@ -18,7 +18,9 @@ __all__ = [
     "DEFAULT_HEADING_STYLES",
     "DEFAULT_STEP_STYLES",
     "FULLWIDTH_DIGITS",
+    "LOST_NUMBER_ENDS",
     "ROMAN_VALUES",
+    "UNMAPPED_GLYPH",
     "HeadingStyle",
     "StepMarker",
     "StepStyle",
@@ -67,6 +69,15 @@ class StepMarker:
     ordered: bool
 
 
+#: What a glyph the PDF maps to no character shows as: Unicode's replacement character (the
+#: framework adapters write a NUL of extracted text so, PyMuPDF prints such a glyph so, and our
+#: PDF reader keeps a list number's so).
+UNMAPPED_GLYPH = "\ufffd"
+#: What ends a list marker after its number: where :data:`UNMAPPED_GLYPH` stands before one of
+#: these, the line is a numbered step whose number is lost.
+LOST_NUMBER_ENDS = ".．)）"
+
+
 def _style(name: str, marker: str, gap: str = r"[ \t\u3000]+", *, ordered: bool = True) -> StepStyle:
     return StepStyle(name, re.compile(rf"(?P<marker>{marker}){gap}(?=\S)"), ordered)
 
@@ -84,10 +95,9 @@ DEFAULT_STEP_STYLES: tuple[StepStyle, ...] = (
     _style("close-paren", rf"[{_DIGITS}]{{1,3}}[)）]", _GAP),
     _style("roman", rf"{_ROMAN}[.)]"),
     _style("letter", r"[a-z][.)]"),
-    # A number the PDF maps to no character (U+FFFD, as the framework adapters show a NUL of
-    # extracted text and PyMuPDF prints such a glyph) before its period: a numbered item
-    # whose number is lost, as pypdf gives the step numbers of some fonts.
-    _style("unmapped", r"\ufffd[.．)）]", _GAP),
+    # A number the PDF maps to no character before its period: a numbered item whose number
+    # is lost, as pypdf gives the step numbers of some fonts.
+    _style("unmapped", f"{UNMAPPED_GLYPH}[{LOST_NUMBER_ENDS}]", _GAP),
     # ASCII bullets need a space after them ("-5 degrees", "*emphasis*" are not items);
     # Japanese bullets often run straight into the text.
     _style("bullet", r"[-*+]", ordered=False),

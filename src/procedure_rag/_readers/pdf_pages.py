@@ -22,6 +22,7 @@ from types import ModuleType
 from typing import IO
 
 from procedure_rag._errors import ReaderError
+from procedure_rag._language.numbering import LOST_NUMBER_ENDS, UNMAPPED_GLYPH
 from procedure_rag._readers.pdf_grids import Edge, Grid, find_grids, grid_rows
 
 __all__ = ["Cell", "Line", "OutlineEntry", "PageLines", "PdfFile", "PdfSource", "Rule"]
@@ -442,10 +443,8 @@ class _Char:
     font: _Font
 
 
-#: What a glyph without a character shows as where it is kept (a list number's).
-_UNMAPPED = "\ufffd"
 #: Code points that end a list marker after its number: ``.``, ``．``, ``)``, ``）``.
-_MARKER_ENDS = frozenset(map(ord, ".．)）"))
+_MARKER_ENDS = frozenset(map(ord, LOST_NUMBER_ENDS))
 
 
 def _read_lines(
@@ -484,7 +483,7 @@ def _read_lines(
         if unmapped and not (i + 1 < count and raw.FPDFText_GetUnicode(textpage, i + 1) in _MARKER_ENDS):
             continue
         # PDFium marks a hyphen that ends a line as 0x02
-        text = _UNMAPPED if unmapped else "-" if code == 0x02 else chr(code)
+        text = UNMAPPED_GLYPH if unmapped else "-" if code == 0x02 else chr(code)
         raw.FPDFText_GetLooseCharBox(textpage, i, box)
         raw.FPDFText_GetCharOrigin(textpage, i, x, y)
         font = _font_of(raw, textpage, i, tags, cache)
