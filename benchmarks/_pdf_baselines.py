@@ -20,6 +20,11 @@ Ours, through the product's public paths, so the figures follow the reader:
   by the product's own reader), multi-vector retrieval with default options.
 - ``procedure-rag-pypdfloader``: the one-line swap,
   ``ProcedureTextSplitter.from_tiktoken_encoder(chunk_size=400).split_documents(PyPDFLoader(path).load())``.
+- ``procedure-rag-docx2txt``: the same swap for a Word user,
+  ``….split_documents(Docx2txtLoader(path).load())`` (docx2txt drops Word's automatic list
+  numbers and heading styles: the text is one paragraph per line pair).
+- ``procedure-rag-loader``: the loader swapped instead, ``ProcedureLoader(path, splitter=…).load()``
+  (the file read by the product's reader, through LangChain).
 """
 
 from __future__ import annotations
@@ -150,6 +155,38 @@ def ours_pypdfloader_documents(sources: Sequence[Source], settings: Any) -> list
     return [(d.page_content, dict(d.metadata)) for d in splitter.split_documents(pages)]
 
 
+def ours_docx2txt_documents(sources: Sequence[Source], settings: Any) -> list[tuple[str, dict[str, Any]]]:  # noqa: ANN401
+    """The one-line swap for Word: our splitter on ``Docx2txtLoader``'s document."""
+    from langchain_community.document_loaders import Docx2txtLoader  # noqa: PLC0415
+
+    from langchain_procedures import ProcedureTextSplitter  # noqa: PLC0415
+
+    splitter = ProcedureTextSplitter.from_tiktoken_encoder(
+        encoding_name=ENCODING, chunk_size=settings.chunk_size, emit_parents=True
+    )
+    documents = []
+    for source in sources:
+        for document in Docx2txtLoader(str(_path(source))).load():
+            document.metadata["source"] = source.doc  # the benchmark's document id, as for the pages
+            documents.append(document)
+    return [(d.page_content, dict(d.metadata)) for d in splitter.split_documents(documents)]
+
+
+def ours_loader_documents(sources: Sequence[Source], settings: Any) -> list[tuple[str, dict[str, Any]]]:  # noqa: ANN401
+    """The loader swapped in: ``ProcedureLoader`` reads each file, the splitter's options chunk it."""
+    from langchain_procedures import ProcedureLoader, ProcedureTextSplitter  # noqa: PLC0415
+
+    splitter = ProcedureTextSplitter.from_tiktoken_encoder(
+        encoding_name=ENCODING, chunk_size=settings.chunk_size, emit_parents=True
+    )
+    out = []
+    for source in sources:
+        for document in ProcedureLoader(_path(source), splitter=splitter).lazy_load():
+            document.metadata["source"] = source.doc  # the benchmark's document id, as for the pages
+            out.append((document.page_content, dict(document.metadata)))
+    return out
+
+
 def view_of(text: str, metadata: Mapping[str, Any] | None, doc: str) -> ChunkView:
     """What the structure figures read of one chunk (ours: with its page, path and steps)."""
     if metadata is None:
@@ -235,6 +272,22 @@ def file_methods(settings: Any, *, flat: Callable[..., Any], ours: Callable[...,
             documents=ours_pypdfloader_documents,
             formats=PDF,
             describe=describe_pdf,
+        ),
+        ours(
+            "procedure-rag-docx2txt",
+            "the one-line swap for Word: ProcedureTextSplitter.from_tiktoken_encoder(chunk_size="
+            f"{size}).split_documents(Docx2txtLoader(path).load()); multi-vector, default options",
+            documents=ours_docx2txt_documents,
+            formats=DOCX,
+        ),
+        ours(
+            "procedure-rag-loader",
+            "the loader swapped instead: ProcedureLoader(path, splitter=ProcedureTextSplitter."
+            f"from_tiktoken_encoder(chunk_size={size}, emit_parents=True)).load(); multi-vector, "
+            "default options",
+            documents=ours_loader_documents,
+            formats=PDF | DOCX,
+            describe=lambda sources, views: describe_pdf(sources, views) if _all_pdf(sources) else {},
         ),
     ]
 

@@ -348,11 +348,14 @@ def test_each_file_corpus_is_read_by_its_own_methods_with_rows_per_document():
         ("t-docx", "langchain-docx2txt-recursive"),
         ("t-docx", "procedure-rag-file"),
         ("t-docx", "procedure-rag-file-context-800"),
+        ("t-docx", "procedure-rag-docx2txt"),
+        ("t-docx", "procedure-rag-loader"),
         ("t-pdf", "langchain-pypdf-recursive"),
         ("t-pdf", "llamaindex-pages-sentence"),
         ("t-pdf", "procedure-rag-file"),
         ("t-pdf", "procedure-rag-file-context-800"),
         ("t-pdf", "procedure-rag-pypdfloader"),
+        ("t-pdf", "procedure-rag-loader"),
     }
     assert {r["kind"] for r in result.rows} == {"docx", "pdf"}
     assert {(r["doc"], r["n"]) for r in result.doc_rows if r["dataset"] == "t-docx"} == {
@@ -365,3 +368,7 @@ def test_each_file_corpus_is_read_by_its_own_methods_with_rows_per_document():
     assert baseline["chunks_with_running_lines"] > 0
     assert "toc_steps" in structure[("t-pdf", "procedure-rag-file")]
     assert structure[("t-docx", "langchain-docx2txt-recursive")] is None
+    # The loader reads the file as procedure-rag-file does: the same chunks, the same figures.
+    figures = {(r["dataset"], r["method"]): {k: v for k, v in r.items() if "@" in k} for r in result.rows}
+    for dataset in ("t-docx", "t-pdf"):
+        assert figures[dataset, "procedure-rag-loader"] == figures[dataset, "procedure-rag-file"]

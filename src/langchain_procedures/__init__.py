@@ -1,7 +1,8 @@
 """LangChain adapters for procedure-rag.
 
 Thin wrappers around the framework-neutral ``procedure_rag`` core: they translate
-its chunks into LangChain documents, its search representations into documents for
+its chunks into LangChain documents (from text a loader gave, or from a file read by
+the core's own readers: ``ProcedureLoader``), its search representations into documents for
 ``MultiVectorRetriever``, and LangChain chat models into the core's ``TextModel``.
 ``OfflineEmbeddings`` wraps the core's offline embedding models. They hold no
 chunking, generation or embedding logic of their own.
@@ -14,6 +15,7 @@ from procedure_rag._core_api import load_export
 if TYPE_CHECKING:
     from langchain_procedures._docstore import ProcedureDocStore
     from langchain_procedures._embeddings import OfflineEmbeddings
+    from langchain_procedures._loader import ProcedureLoader
     from langchain_procedures._models import LangChainModel
     from langchain_procedures._representations import (
         agenerate_representation_documents,
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "ProcedureDocStore": "langchain_procedures._docstore",
     "OfflineEmbeddings": "langchain_procedures._embeddings",
+    "ProcedureLoader": "langchain_procedures._loader",
     "LangChainModel": "langchain_procedures._models",
     "agenerate_representation_documents": "langchain_procedures._representations",
     "generate_representation_documents": "langchain_procedures._representations",
@@ -40,6 +43,7 @@ __all__ = [
     "LangChainModel",
     "OfflineEmbeddings",
     "ProcedureDocStore",
+    "ProcedureLoader",
     "ProcedureMultiVectorRetriever",
     "ProcedureTextSplitter",
     "agenerate_representation_documents",

@@ -8,8 +8,11 @@ once, hands each text (or each run of Unstructured element documents) to
 
 from __future__ import annotations
 
+import copy
+import itertools
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
+from pathlib import Path
 from typing import Any, Literal, Self
 
 from langchain_core.documents import Document
@@ -37,6 +40,7 @@ from procedure_rag._core_api import (
     RunningLineMemory,
     SourceIds,
     TiktokenCount,
+    is_chunk_metadata,
     iter_document_chunks,
     iter_record_groups,
     ordinary_first,
@@ -74,7 +78,10 @@ class ProcedureTextSplitter(TextSplitter):
     documents are split one by one. With ``source_format="auto"`` a ``source_format``
     metadata key names the format, else the text tells it: the suffix of ``source``
     only confirms it (``.pdf``, ``.docx``: extracted text, read as plain text;
-    ``.html``, ``.md``, ``.rst``: that markup when the text is such markup).
+    ``.html``, ``.md``, ``.rst``: that markup when the text is such markup). A document
+    that already is one of our chunks (its metadata written by
+    :func:`procedure_rag.chunk_metadata`, as :class:`~langchain_procedures.ProcedureLoader`
+    gives) is passed through as it is, its metadata copied, not chunked again.
 
     Args:
         chunk_size: Budget of a child chunk, in units of ``length_function``.
@@ -300,9 +307,39 @@ class ProcedureTextSplitter(TextSplitter):
         """
         return self._iter_documents((doc.page_content, doc.metadata) for doc in documents)
 
+    def split_file(
+        self, path: Path, *, source: str | None = None, source_format: str = "auto"
+    ) -> Iterator[Document]:
+        """Yield the chunk documents of the file at ``path``, read by its own reader.
+
+        What :class:`~langchain_procedures.ProcedureLoader` yields for one file: the
+        metadata holds ``source`` (``source``, else the path) and the structural keys;
+        ``start_index`` is not added (a file's chunks are not slices of one text).
+
+        Raises:
+            FileNotFoundError: When ``path`` does not exist.
+            ValueError: When the file cannot be read (the message names it) or
+                ``source_format`` is unknown.
+        """
+        name = str(path) if source is None else source
+        for chunk in self._chunker.iter_chunks_from_source(path, source_id=name, source_format=source_format):
+            meta = chunk_metadata(chunk, {"source": name})
+            yield Document(page_content=self._page_content(chunk), metadata=meta, id=chunk.chunk_id)
+
     def _iter_documents(self, pairs: Iterable[tuple[str, Mapping[str, Any]]]) -> Iterator[Document]:
         sources = SourceIds()
         running = RunningLineMemory()
+        for is_chunk, run in itertools.groupby(pairs, key=lambda pair: is_chunk_metadata(pair[1])):
+            if is_chunk:  # already our chunks (a ProcedureLoader's output): passed through
+                for text, metadata in run:
+                    meta = copy.deepcopy(dict(metadata))
+                    yield Document(page_content=text, metadata=meta, id=str(meta["chunk_id"]))
+            else:
+                yield from self._split_run(run, sources, running)
+
+    def _split_run(
+        self, pairs: Iterable[tuple[str, Mapping[str, Any]]], sources: SourceIds, running: RunningLineMemory
+    ) -> Iterator[Document]:
         for group in iter_record_groups(pairs, metadata=lambda pair: pair[1]):
             source = group.source if group.kind != "text" else group.metadata.get("source")
             chunks = iter_document_chunks(

@@ -1,8 +1,10 @@
 """LlamaIndex adapters for procedure-rag.
 
 ``ProcedureNodeParser`` turns documents into procedure-block nodes with parent
-nodes, ready for ``AutoMergingRetriever``; ``representations_to_index_nodes`` turns
-search representations into ``IndexNode``s for ``RecursiveRetriever``;
+nodes, ready for ``AutoMergingRetriever``; ``ProcedureReader`` reads files (Word,
+Excel, PowerPoint, PDF…) with the core's own readers into chunk documents that the
+parser passes through; ``representations_to_index_nodes`` turns search
+representations into ``IndexNode``s for ``RecursiveRetriever``;
 ``LlamaIndexModel`` lets any LlamaIndex LLM write those representations;
 ``OfflineEmbedding`` embeds them with the core's offline models;
 ``ProcedureMultiVectorRetriever`` searches the representations and returns each raw
@@ -18,6 +20,7 @@ if TYPE_CHECKING:
     from llama_index_procedures._embeddings import OfflineEmbedding
     from llama_index_procedures._models import LlamaIndexModel
     from llama_index_procedures._node_parser import ProcedureNodeParser
+    from llama_index_procedures._reader import ProcedureReader
     from llama_index_procedures._representations import (
         agenerate_representation_nodes,
         generate_representation_nodes,
@@ -30,6 +33,7 @@ _EXPORTS = {
     "OfflineEmbedding": "llama_index_procedures._embeddings",
     "LlamaIndexModel": "llama_index_procedures._models",
     "ProcedureNodeParser": "llama_index_procedures._node_parser",
+    "ProcedureReader": "llama_index_procedures._reader",
     "agenerate_representation_nodes": "llama_index_procedures._representations",
     "generate_representation_nodes": "llama_index_procedures._representations",
     "representations_to_index_nodes": "llama_index_procedures._representations",
@@ -44,6 +48,7 @@ __all__ = [
     "ProcedureIndexer",
     "ProcedureMultiVectorRetriever",
     "ProcedureNodeParser",
+    "ProcedureReader",
     "agenerate_representation_nodes",
     "generate_representation_nodes",
     "representations_to_index_nodes",

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import difflib
+import itertools
 import uuid
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from functools import partial
 from itertools import pairwise
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from llama_index.core.bridge.pydantic import (
@@ -29,6 +31,7 @@ from procedure_rag import (
     ElementKind,
     ProcedureChunker,
     chunk_metadata,
+    read_metadata,
 )
 from procedure_rag._core_api import (
     DEFAULT_MAX_INPUT_CHARS,
@@ -37,6 +40,7 @@ from procedure_rag._core_api import (
     RecordGroup,
     RunningLineMemory,
     SourceIds,
+    is_chunk_metadata,
     iter_document_chunks,
     iter_record_groups,
     ordinary_first,
@@ -281,9 +285,41 @@ class ProcedureNodeParser(NodeParser):
         items = get_tqdm_iterable(nodes, show_progress, "Parsing nodes")
         sources = SourceIds()
         running = RunningLineMemory()
-        for group in iter_record_groups(items, metadata=lambda node: node.metadata):
-            parsed.extend(self._nodes_of(group, sources, running))
+        for is_chunk, run in itertools.groupby(items, key=lambda node: is_chunk_metadata(node.metadata)):
+            if is_chunk:  # already our chunks (a ProcedureReader's documents): passed through
+                parsed.extend(_passed_through(list(run), include_prev_next=self.include_prev_next_rel))
+                continue
+            for group in iter_record_groups(run, metadata=lambda node: node.metadata):
+                parsed.extend(self._nodes_of(group, sources, running))
         return parsed
+
+    def file_documents(
+        self, path: Path, *, extra_info: Mapping[str, Any] | None = None, source_format: str = "auto"
+    ) -> Iterator[Document]:
+        """Yield one ``Document`` per chunk of the file at ``path``, read by its own reader.
+
+        What :class:`~llama_index_procedures.ProcedureReader` gives for one file: each
+        document's id is the chunk's, its metadata ``extra_info`` (``SimpleDirectoryReader``'s
+        ``file_path``, ``file_name``…; else ``file_path``) then the structural keys, kept out
+        of the embedding and the LLM's view as the nodes' are. This parser passes such
+        documents through as nodes, parents and children linked.
+
+        Raises:
+            FileNotFoundError: When ``path`` does not exist.
+            ValueError: When the file cannot be read (the message names it) or
+                ``source_format`` is unknown.
+        """
+        info = dict(extra_info) if extra_info else {"file_path": str(path)}
+        for chunk in self._chunker.iter_chunks_from_source(
+            path, source_id=str(path), source_format=source_format
+        ):
+            yield Document(
+                id_=chunk.chunk_id,
+                text=chunk.text,
+                metadata=chunk_metadata(chunk, info),
+                excluded_embed_metadata_keys=list(_EMBED_EXCLUDED),
+                excluded_llm_metadata_keys=list(_LLM_EXCLUDED),
+            )
 
     def _postprocess_parsed_nodes(
         self, nodes: list[BaseNode], parent_doc_map: dict[str, Document]
@@ -361,6 +397,40 @@ class ProcedureNodeParser(NodeParser):
             relationships={NodeRelationship.SOURCE: node.source_node or node.as_related_node_info()},
             **templates,
         )
+
+
+def _passed_through(nodes: Sequence[BaseNode], *, include_prev_next: bool) -> list[TextNode]:
+    """Nodes of documents that already are our chunks: same ids, text and metadata (copied).
+
+    Each names its document as ``SOURCE``; parents and children present in ``nodes`` are
+    linked by the ``parent_id`` and ``child_ids`` their metadata records, and neighbours of
+    one level and source by ``PREVIOUS``/``NEXT`` when asked.
+    """
+    built: dict[str, TextNode] = {}
+    for node in nodes:
+        meta = dict(node.metadata)
+        built[str(meta["chunk_id"])] = TextNode(
+            id_=str(meta["chunk_id"]),
+            text=node.get_content(),
+            metadata=meta,
+            excluded_embed_metadata_keys=_merged(node.excluded_embed_metadata_keys, _EMBED_EXCLUDED),
+            excluded_llm_metadata_keys=_merged(node.excluded_llm_metadata_keys, _LLM_EXCLUDED),
+            relationships={NodeRelationship.SOURCE: node.as_related_node_info()},
+        )
+    related = _RelatedInfo()
+    for node in built.values():
+        meta = read_metadata(node.metadata)
+        children = [built[c] for c in meta.get("child_ids", ()) if c in built]
+        if children:
+            node.relationships[NodeRelationship.CHILD] = [related(child) for child in children]
+        parent = built.get(str(meta.get("parent_id") or ""))
+        if parent is not None:
+            node.relationships[NodeRelationship.PARENT] = related(parent)
+    if include_prev_next:
+        key = lambda n: (n.metadata["source_id"], n.metadata["chunk_level"])  # noqa: E731
+        for _, run in itertools.groupby(sorted(built.values(), key=key), key=key):
+            _link_neighbours(list(run), related)
+    return list(built.values())
 
 
 def _unknown_message(key: str, known: Collection[str]) -> str:

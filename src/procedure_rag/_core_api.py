@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     # Chunking: framework documents (element lists such as Unstructured's) grouped into sources,
     # the token length, and the input bounds the splitter and node parser check.
+    from procedure_rag._chunking.chunker import check_source_format
     from procedure_rag._chunking.framework_documents import (
         DocumentChunk,
         RecordGroup,
@@ -39,6 +40,9 @@ if TYPE_CHECKING:
 
     # What holds something open: the context-manager half of the retrievers.
     from procedure_rag._closing import Closing
+
+    # Metadata: whether a framework document is one of our chunks already (passed through).
+    from procedure_rag._metadata import is_chunk_metadata
 
     # Embedding models: many texts embedded at once (each distinct text once, known ones reused),
     # the default offline model, the identity an index records, and the error for another model.
@@ -95,6 +99,7 @@ _EXPORTS = {
     "CollectionBackend": "procedure_rag._chroma.index",
     "chroma_search": "procedure_rag._chroma.queries",
     "cosine_from_relevance": "procedure_rag._chroma.queries",
+    "check_source_format": "procedure_rag._chunking.chunker",
     "DocumentChunk": "procedure_rag._chunking.framework_documents",
     "RecordGroup": "procedure_rag._chunking.framework_documents",
     "RunningLineMemory": "procedure_rag._chunking.framework_documents",
@@ -129,6 +134,7 @@ _EXPORTS = {
     "Search": "procedure_rag._retrieval.retrieve",
     "check_query": "procedure_rag._retrieval.retrieve",
     "retrieve": "procedure_rag._retrieval.retrieve",
+    "is_chunk_metadata": "procedure_rag._metadata",
     "ChunkStore": "procedure_rag._store.chunk_store",
     "StoredChunk": "procedure_rag._store.chunk_store",
     "Docstore": "procedure_rag._store.docstore",
@@ -185,12 +191,14 @@ __all__ = [
     "arepresent",
     "check_dimension",
     "check_query",
+    "check_source_format",
     "chroma_search",
     "cosine_from_relevance",
     "default_model_name",
     "describe_model",
     "docstore_path",
     "embed_texts",
+    "is_chunk_metadata",
     "is_postgres_url",
     "iter_document_chunks",
     "iter_record_groups",

@@ -31,6 +31,7 @@ __all__ = [
     "chunk_from_metadata",
     "chunk_metadata",
     "document_value",
+    "is_chunk_metadata",
     "is_filter_key",
     "read_metadata",
     "same_metadata",
@@ -264,6 +265,15 @@ def read_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
 
 #: Keys :func:`chunk_from_metadata` cannot do without.
 _REQUIRED_KEYS = ("schema_version", "chunk_id", "chunk_type", "chunk_level", "source_id", "language")
+
+
+def is_chunk_metadata(metadata: Mapping[str, Any]) -> bool:
+    """Whether ``metadata`` is a chunk's, as :func:`chunk_metadata` of this schema wrote it.
+
+    The adapters pass such documents through unchanged rather than chunking a chunk
+    again (a loader's output given to the splitter).
+    """
+    return metadata.get("schema_version") == SCHEMA_VERSION and all(k in metadata for k in _REQUIRED_KEYS)
 
 
 def chunk_from_metadata(text: str, metadata: Mapping[str, Any]) -> Chunk:

@@ -80,6 +80,18 @@ def validate_text(text: str | bytes, *, max_chars: int | None = None) -> str:
     return text
 
 
+def check_source_format(source_format: str) -> str:
+    """``source_format`` when it is ``"auto"`` or one of :data:`procedure_rag.FORMATS`.
+
+    Raises:
+        ValueError: Naming the value and the formats there are.
+    """
+    if source_format != "auto" and source_format not in FORMATS:
+        msg = f"source_format must be 'auto' or one of {', '.join(FORMATS)}, got {source_format!r}"
+        raise ValueError(msg)
+    return source_format
+
+
 class ProcedureChunker:
     """Turns a document into procedure-block chunks (children) and their parents.
 
@@ -165,9 +177,7 @@ class ProcedureChunker:
                 message names the size and the option), or parser output without
                 ``source_id``.
         """
-        if source_format != "auto" and source_format not in FORMATS:
-            msg = f"source_format must be 'auto' or one of {', '.join(FORMATS)}, got {source_format!r}"
-            raise ValueError(msg)
+        check_source_format(source_format)
         fmt = detect_format(source, suffix=suffix) if source_format == "auto" else source_format
         if isinstance(source, Path):
             source_id = source_id or str(source)
