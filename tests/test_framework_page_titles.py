@@ -108,3 +108,20 @@ def test_a_heading_at_the_top_of_a_page_stays_under_the_title(
     assert [title, heading] in paths
     # The sections after it are its siblings, as when no page break is there.
     assert [path for path in paths if heading in path] == [[title, heading]]
+
+
+def test_a_title_case_title_after_a_list_and_its_paragraph_opens_a_section(
+    tests_data: Path, splitter: ProcedureTextSplitter
+) -> None:
+    # Page text shows no indent: a paragraph after a list may be its last step's, so a title-like
+    # line after it needs more than a body under it. A title in title case ("VPN via UI") with a
+    # body under it is a section title, not a line of the step's paragraph.
+    pages = PyPDFLoader(str(tests_data / "pdf" / "hololens-network-en.chromium.pdf")).load()
+    chunks = splitter.split_documents(pages)
+    paths = _paths(chunks)
+    assert ["HoloLens network", "Connect HoloLens to Enterprise Wi-Fi Network"] in paths
+    vpn = next(d for d in chunks if "1. Select a VPN provider." in d.page_content)
+    assert _paths([vpn]) == [["HoloLens network", "VPN via UI"]]
+    # The steps of the section before end where the title starts.
+    wifi = next(d for d in chunks if "Look at the top left of the Start menu" in d.page_content)
+    assert "Enterprise Wi-Fi profiles use Extensible Authentication Protocol" not in wifi.page_content

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from procedure_rag._language.numbering import DEFAULT_STEP_STYLES
+from procedure_rag._language.text import title_case
 from procedure_rag._readers.options import ReaderOptions
 from procedure_rag._readers.plaintext import iter_plain_text, read_plain_text
 from procedure_rag._types import ElementKind, LayoutElement, Span
@@ -834,3 +835,23 @@ def test_emanual_tv_menu_paths() -> None:
     ]
     assert "Settings > General > Network > Expert Settings > Power On with Mobile" in paths
     assert len(paths) == 17
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        # Section titles of the HoloLens pages (network, app installer, moving platform).
+        ("VPN via UI", True),
+        ("Connect HoloLens to Enterprise Wi-Fi Network", True),
+        ("Supported Environments and Known Limitations", True),
+        ("USB-C External Microphone Support", True),
+        # Sentence case, steps, one word, Japanese: not title case.
+        ("Installation method", False),
+        ("Select the PWA download button and install the app", False),
+        ("Troubleshooting", False),
+        ("ネットワーク 設定", False),
+        ("Wi-Fi 設定 Menu", False),
+    ],
+)
+def test_title_case_is_every_word_capitalised_but_small_ones(line: str, expected: bool) -> None:
+    assert title_case(line) is expected

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["is_cjk", "join_lines", "title_key"]
+__all__ = ["is_cjk", "join_lines", "title_case", "title_key"]
 
 _CJK = re.compile(r"[\u3000-\u30ff\u4e00-\u9fff\uff00-\uffef]")
 #: The words that mark a title as going on from the one before it, Japanese and English.
@@ -20,6 +20,28 @@ _CONTINUED = re.compile(
 def is_cjk(ch: str) -> bool:
     """Whether ``ch`` is a Japanese (or other CJK) character or full-width punctuation."""
     return bool(ch) and _CJK.match(ch) is not None
+
+
+#: The words an English title in title case leaves in lower case ("Install Apps via App Installer").
+_TITLE_SMALL_WORDS = frozenset(
+    ["a", "an", "and", "as", "at", "by", "for", "from", "in", "into", "of", "on", "or", "the", "to", "via",
+     "vs", "with"]
+)  # fmt: skip
+
+
+def title_case(s: str) -> bool:
+    """Whether ``s`` is an English title in title case: two words or more, each capitalised but small ones.
+
+    ``"VPN via UI"`` and ``"Web Installer"`` are; ``"Select the PWA download button"``, a
+    Japanese title and one word alone are not.
+    """
+    words = s.split()
+    return (
+        len(words) >= 2
+        and s.isascii()
+        and words[0][0].isupper()
+        and all(w[0].isupper() or w[0].isdigit() or w in _TITLE_SMALL_WORDS for w in words)
+    )
 
 
 def join_lines(lines: list[str]) -> str:

@@ -28,6 +28,7 @@ from procedure_rag._language.numbering import (
     match_heading_number,
     match_step_marker,
 )
+from procedure_rag._language.text import title_case
 from procedure_rag._readers.text_lines import (
     CAPTION,
     CONTINUES_JA,
@@ -323,12 +324,18 @@ class HeadingRules(ABC):
         # not deeper than the list (hard-wrapped text has no indentation to tell a heading
         # from an item's paragraph; a title's own width proves nothing), a
         # title over a new procedure, or, while a paragraph level with the items keeps the
-        # list open, strong evidence: a repeated title or a title over a menu path.
+        # list open, strong evidence: a repeated title, a title over a menu path, or a body
+        # under an English title in title case ("VPN via UI", "Web Installer"), which a line
+        # of a step's paragraph seldom is.
         if (
             self.stack
             and not (self.broke_off(line) and line.indent <= self.stack[0].indent + 1)
             and evidence not in ("steps", "bullets")
-            and not (self.pending and evidence in _STRONG and line.indent <= self.pending[0].first.indent)
+            and not (
+                self.pending
+                and line.indent <= self.pending[0].first.indent
+                and (evidence in _STRONG or (evidence == "body" and title_case(self.s(line))))
+            )
         ):
             return False
         style, level = self.inferred_level(line)

@@ -24,6 +24,12 @@ print-to-PDF, as a user saving a help page as PDF would:
   of its tags and outline with pypdf, as older browsers and many converters write PDFs: only
   the rule under a heading tells it from body text.
 
+* ``hololens-network-en.chromium.pdf``: the English network page
+  (tests/data/hololens/en/hololens-network.md) printed as the recovery pages are; written
+  alone by ``python tests/data/pdf/make_chromium_pdfs.py network``. Its title-case section
+  titles come right after a list and a paragraph, which page text (pypdf's) shows as lines
+  like any other.
+
 The pages' ``> [!NOTE]`` blocks are written as ``**Note:**`` paragraphs first (pandoc
 does not know that syntax).
 """
@@ -55,8 +61,8 @@ def tool(name: str) -> str:
     return path
 
 
-def markdown(lang: str) -> str:
-    text = (PAGES / lang / "hololens-recovery.md").read_text(encoding="utf-8")
+def markdown(lang: str, page: str = "hololens-recovery.md") -> str:
+    text = (PAGES / lang / page).read_text(encoding="utf-8")
     text = re.sub(r"\A---\n.*?\n---\n", "", text, flags=re.DOTALL)
     labels = LABELS[lang]
 
@@ -89,6 +95,29 @@ def main() -> None:
             print(out, out.stat().st_size)  # noqa: T201 - a script's report
         libreoffice(Path(tmp))
         ruled(Path(tmp))
+
+
+def network() -> None:
+    """Print the English network page as the recovery pages are printed."""
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        md = work / "network-en.md"
+        md.write_text(markdown("en", "hololens-network.md"), encoding="utf-8")
+        css = work / "page.css"
+        css.write_text(CSS, encoding="utf-8")
+        html = work / "network-en.html"
+        subprocess.run(  # noqa: S603 - fixed command
+            [tool("pandoc"), "-s", "-f", "gfm", "-t", "html5", str(md), "-o", str(html),
+             "--css", str(css), "--metadata", "title=HoloLens network", "--metadata", "lang=en"],
+            check=True,
+        )  # fmt: skip
+        out = HERE / "hololens-network-en.chromium.pdf"
+        subprocess.run(  # noqa: S603 - fixed command
+            [tool("chromium"), "--headless", "--no-sandbox", "--disable-gpu",
+             "--generate-pdf-document-outline", f"--print-to-pdf={out}", html.as_uri()],
+            check=True, capture_output=True,
+        )  # fmt: skip
+        print(out, out.stat().st_size)  # noqa: T201 - a script's report
 
 
 RULED_CSS = CSS + " h1, h2, h3 { font-size: 1em; font-weight: normal; border-bottom: 1px solid #888; }"
@@ -142,4 +171,9 @@ def libreoffice(work: Path) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if sys.argv[1:] == ["network"]:
+        network()
+    else:
+        main()
