@@ -125,3 +125,20 @@ def test_a_title_case_title_after_a_list_and_its_paragraph_opens_a_section(
     # The steps of the section before end where the title starts.
     wifi = next(d for d in chunks if "Look at the top left of the Start menu" in d.page_content)
     assert "Enterprise Wi-Fi profiles use Extensible Authentication Protocol" not in wifi.page_content
+
+
+@pytest.mark.parametrize(("lang", "link"), [("en", "Back to list"), ("ja", "一覧に戻る")])
+def test_a_pages_link_back_up_is_neither_text_nor_title(
+    tests_data: Path, splitter: ProcedureTextSplitter, lang: str, link: str
+) -> None:
+    # The kiosk reference ends each code sample's section with a link back to the list; page
+    # text prints it as a line like a title. It is the page's link, kept out of every chunk.
+    path = tests_data / "pdf" / f"hololens-kiosk-reference-{lang}.chromium.pdf"
+    pages = PyPDFLoader(str(path)).load()
+    assert sum(p.page_content.count(link) for p in pages) == 8
+    chunks = splitter.split_documents(pages)
+    assert not [d for d in chunks if link in d.page_content]
+    assert not [p for p in _paths(chunks) if link in p]
+    # Only the links are left out: the sections' own text is all there.
+    samples = "Multiple app global assigned access profile" if lang == "en" else "グローバルに割り当てられた"
+    assert sum(d.page_content.count(samples) for d in chunks) >= 1

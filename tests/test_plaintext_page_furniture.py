@@ -78,11 +78,9 @@ def test_text_without_page_breaks_has_no_running_lines() -> None:
     "text",
     [
         # On fewer than half of the pages.
-        pages("", "Back to top", BODIES[:1]) + "\f" + pages("", "", BODIES[1:]),
+        pages("", "See also", BODIES[:1]) + "\f" + pages("", "", BODIES[1:]),
         # At the bottom of every page, and in the middle of pages too.
-        pages(
-            "", "Back to top", tuple(f"{b}\nBack to top\nOne more line {i}." for i, b in enumerate(BODIES))
-        ),
+        pages("", "See also", tuple(f"{b}\nSee also\nOne more line {i}." for i, b in enumerate(BODIES))),
         # A table's header row under the running header of every page, and in the middle of pages too.
         pages(
             "HoloLens operations guide\nSetting Value",

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from procedure_rag._language.numbering import DEFAULT_STEP_STYLES
 from procedure_rag._language.text import title_case
+from procedure_rag._readers.furniture_rules import is_navigation
 from procedure_rag._readers.options import ReaderOptions
 from procedure_rag._readers.plaintext import iter_plain_text, read_plain_text
 from procedure_rag._types import ElementKind, LayoutElement, Span
@@ -855,3 +856,40 @@ def test_emanual_tv_menu_paths() -> None:
 )
 def test_title_case_is_every_word_capitalised_but_small_ones(line: str, expected: bool) -> None:
     assert title_case(line) is expected
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("Back to list", True),
+        ("[Back to top]", True),
+        ("Return to the top", True),
+        ("一覧に戻る", True),
+        ("↑ページの先頭へ", True),
+        ("目次へ戻る", True),
+        # A step, a title and a lone word that only look like one.
+        ("Go back to a previous version", False),
+        ("Back to the list of errors", False),
+        ("戻る", False),
+        ("Page", False),
+    ],
+)
+def test_navigation_lines(line: str, expected: bool) -> None:
+    assert is_navigation(line) is expected
+
+
+def test_a_navigation_line_between_sections_is_furniture_not_a_title() -> None:
+    text = (
+        "Reset the device\n\n"
+        "1. Hold the power button for 15 seconds.\n"
+        "2. Release it and wait for the lights.\n\n"
+        "Back to top\n\n"
+        "Update the firmware\n\n"
+        "Open Settings and select Update to look for new firmware now.\n"
+    )
+    elements = list(iter_plain_text(text, source_id="doc"))
+    kinds = [(e.kind, e.text) for e in elements]
+    assert (ElementKind.PAGE_FOOTER, "Back to top") in kinds
+    assert all(e.text != "Back to top" for e in elements if e.kind is not ElementKind.PAGE_FOOTER)
+    titles = [e.text for e in elements if e.kind is ElementKind.SECTION_HEADER]
+    assert "Back to top" not in titles

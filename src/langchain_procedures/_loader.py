@@ -23,7 +23,7 @@ from procedure_rag._core_api import check_source_format
 
 __all__ = ["ProcedureLoader"]
 
-PathLike = str | os.PathLike[str]
+FilePath = str | os.PathLike[str]
 
 
 class ProcedureLoader(BaseLoader):
@@ -38,11 +38,13 @@ class ProcedureLoader(BaseLoader):
         file_path: A path, or a list of paths, loaded in order.
         splitter: The splitter whose options chunk the files (budget, parents, language,
             lexicons…); ``None`` for ``ProcedureTextSplitter.from_tiktoken_encoder()``:
-            400 ``cl100k_base`` tokens, children only, as the core's defaults.
+            400 ``cl100k_base`` tokens (the core's default budget), children only (the
+            splitter's default).
         source_format: ``"auto"`` (from the suffix and the content) or one of
             :data:`procedure_rag.FORMATS`, for every file.
 
     Raises:
+        TypeError: When ``file_path`` holds something other than paths.
         ValueError: For a bad ``source_format`` (at construction); while loading, a file
             that cannot be read (its path and the reason in the message).
         FileNotFoundError: While loading, a path that does not exist.
@@ -54,7 +56,7 @@ class ProcedureLoader(BaseLoader):
 
     def __init__(
         self,
-        file_path: PathLike | Sequence[PathLike],
+        file_path: FilePath | Sequence[FilePath],
         *,
         splitter: ProcedureTextSplitter | None = None,
         source_format: str = "auto",

@@ -10,7 +10,10 @@ pages of extracted text) find the same things by the same rules:
 * a line that is only a **page number** (``12``, ``- 12 -``, ``－ 15 －``, ``Page 3 of 9``,
   ``3 / 62``, ``12 ページ``) prints that number;
 * a **contents entry** ends in a dotted leader and a page number (``概要 ........ 3``), or
-  is a numbered line that is no sentence (``1. はじめに``), under a 「目次」/"Contents" title.
+  is a numbered line that is no sentence (``1. はじめに``), under a 「目次」/"Contents" title;
+* a **navigation link** alone on its line (``Back to list``, ``Back to top``,
+  「一覧に戻る」, 「ページの先頭へ」) is the page's link, printed with it: no text of a
+  section, and never its title.
 """
 
 from __future__ import annotations
@@ -21,10 +24,12 @@ import unicodedata
 __all__ = [
     "CONTENTS_HINTS",
     "DASHES",
+    "NAVIGATION_HINTS",
     "NUMBER_PREFIX",
     "SENTENCE",
     "entry_title",
     "is_contents_title",
+    "is_navigation",
     "normalised",
     "printed_number",
     "shape",
@@ -48,6 +53,17 @@ _PAGE_NUMBER = re.compile(
 _DIGITS = re.compile(r"\d+")
 _DOTTED = re.compile(r"(?:[.．·・…‥]\s*){3,}\s*[0-9０-９]{1,4}\s*$")
 _CONTENTS = re.compile(r"^(?:目\s*次|もくじ|contents|table of contents|inhalt|sommaire)$", re.IGNORECASE)
+#: A help page's links back up, as a line prints them (normalised: no spaces, lower case).
+_NAVIGATION = re.compile(
+    r"^[\[(（【「<＜↑▲^]*"
+    r"(?:(?:back|return|go)to(?:the)?(?:list|top|topofpage|contents|tableofcontents|index)"
+    r"|pagetop|topofpage"
+    r"|(?:一覧|目次|トップ|ページトップ|ページの先頭|先頭|上)(?:に|へ)戻る"
+    r"|(?:ページトップ|ページの先頭)へ)"
+    r"[\])）】」>＞↑▲]*$"
+)
+#: The hints of a navigation line the plain-text reader keeps as furniture.
+NAVIGATION_HINTS: tuple[tuple[str, str], ...] = (("navigation", "true"),)
 #: A heading or entry number at the start of a line (``第2章``, ``1.3``, ``(4)``), and the space after it.
 NUMBER_PREFIX = re.compile(r"^(?:第?[0-9０-９]+[章節.．]?(?:[0-9０-９]+[.．]?)*|[(（][0-9０-９]+[)）])\s*")
 #: A sentence, not an entry: a full stop, or a polite verb ending.
@@ -83,6 +99,11 @@ def single_number(text: str) -> int | None:
 def is_contents_title(text: str) -> bool:
     """Whether ``text`` is a contents page's title (「目次」, "Contents"…)."""
     return len(text) <= 40 and _CONTENTS.match(unicodedata.normalize("NFKC", text).strip()) is not None
+
+
+def is_navigation(text: str) -> bool:
+    """Whether ``text`` is only a link of the page back up ("Back to list", 「ページの先頭へ」)."""
+    return len(text) <= 40 and _NAVIGATION.match(normalised(text)) is not None
 
 
 def toc_line(text: str) -> bool:

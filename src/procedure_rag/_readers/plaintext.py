@@ -7,6 +7,8 @@ with a few lines of look-ahead, and decides for every line what it is:
 * page furniture: page-number footers (``- 12 -``, ``Page 12``, ``12 / 40``), lines
   repeated at the top of many pages, and, in text with page breaks, the running
   headers and footers at the edges of most pages;
+* navigation links alone on a line ("Back to list", 「一覧に戻る」): furniture, never a
+  section's text or title;
 * contents lines (dotted leaders, the entries under a 「目次」/"Contents" title): text,
   line by line, never steps or headings (both found by
   :mod:`procedure_rag._readers.text_furniture`);
@@ -54,7 +56,7 @@ from procedure_rag._language.numbering import (
     match_step_marker,
 )
 from procedure_rag._readers.draft import element_id_for, list_id_for
-from procedure_rag._readers.furniture_rules import CONTENTS_HINTS
+from procedure_rag._readers.furniture_rules import CONTENTS_HINTS, NAVIGATION_HINTS, is_navigation
 from procedure_rag._readers.headings import HeadingRules
 from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._readers.pdf_text import same_length_lookalikes
@@ -213,6 +215,14 @@ class _Reader(HeadingRules):
         furniture = self.pages.furniture.get(line.body)
         if furniture is not None:
             self.new_block(furniture, line, [(line.body, line.end)], done=True)
+            self.prev_closed = True
+            return
+        if line.end - line.body <= 40 and is_navigation(self.s(line)):
+            # "Back to list", 「一覧に戻る」: the page's link, furniture; it ends its section,
+            # the lists of the section too, so a title after it needs no more than a body.
+            self.new_block(ElementKind.PAGE_FOOTER, line, [(line.body, line.end)], done=True)
+            self.queue[-1].hints = NAVIGATION_HINTS
+            self.resolve_pending(inside=False)
             self.prev_closed = True
             return
         if line.body in self.pages.contents:

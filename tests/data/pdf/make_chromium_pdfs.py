@@ -24,11 +24,12 @@ print-to-PDF, as a user saving a help page as PDF would:
   of its tags and outline with pypdf, as older browsers and many converters write PDFs: only
   the rule under a heading tells it from body text.
 
-* ``hololens-network-en.chromium.pdf``: the English network page
-  (tests/data/hololens/en/hololens-network.md) printed as the recovery pages are; written
-  alone by ``python tests/data/pdf/make_chromium_pdfs.py network``. Its title-case section
-  titles come right after a list and a paragraph, which page text (pypdf's) shows as lines
-  like any other.
+* ``hololens-network-en.chromium.pdf``, ``hololens-kiosk-reference-{en,ja}.chromium.pdf``:
+  the English network page and the kiosk reference pages (tests/data/hololens/) printed as
+  the recovery pages are; written alone by ``python tests/data/pdf/make_chromium_pdfs.py
+  pages``. The network page's title-case section titles come right after a list and a
+  paragraph, which page text (pypdf's) shows as lines like any other; the kiosk reference
+  ends its sections with a "Back to list" / 「一覧に戻る」 link.
 
 The pages' ``> [!NOTE]`` blocks are written as ``**Note:**`` paragraphs first (pandoc
 does not know that syntax).
@@ -97,27 +98,37 @@ def main() -> None:
         ruled(Path(tmp))
 
 
-def network() -> None:
-    """Print the English network page as the recovery pages are printed."""
+#: The other pages printed as the recovery pages are: (language, page, title).
+OTHER_PAGES = (
+    ("en", "hololens-network.md", "HoloLens network"),
+    ("en", "hololens-kiosk-reference.md", "HoloLens kiosk reference"),
+    ("ja", "hololens-kiosk-reference.md", "HoloLens キオスク リファレンス"),
+)
+
+
+def pages() -> None:
+    """Print :data:`OTHER_PAGES` as the recovery pages are printed."""
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        md = work / "network-en.md"
-        md.write_text(markdown("en", "hololens-network.md"), encoding="utf-8")
         css = work / "page.css"
         css.write_text(CSS, encoding="utf-8")
-        html = work / "network-en.html"
-        subprocess.run(  # noqa: S603 - fixed command
-            [tool("pandoc"), "-s", "-f", "gfm", "-t", "html5", str(md), "-o", str(html),
-             "--css", str(css), "--metadata", "title=HoloLens network", "--metadata", "lang=en"],
-            check=True,
-        )  # fmt: skip
-        out = HERE / "hololens-network-en.chromium.pdf"
-        subprocess.run(  # noqa: S603 - fixed command
-            [tool("chromium"), "--headless", "--no-sandbox", "--disable-gpu",
-             "--generate-pdf-document-outline", f"--print-to-pdf={out}", html.as_uri()],
-            check=True, capture_output=True,
-        )  # fmt: skip
-        print(out, out.stat().st_size)  # noqa: T201 - a script's report
+        for lang, page, title in OTHER_PAGES:
+            stem = page.removesuffix(".md")
+            md = work / f"{stem}-{lang}.md"
+            md.write_text(markdown(lang, page), encoding="utf-8")
+            html = work / f"{stem}-{lang}.html"
+            subprocess.run(  # noqa: S603 - fixed command
+                [tool("pandoc"), "-s", "-f", "gfm", "-t", "html5", str(md), "-o", str(html),
+                 "--css", str(css), "--metadata", f"title={title}", "--metadata", f"lang={lang}"],
+                check=True,
+            )  # fmt: skip
+            out = HERE / f"{stem}-{lang}.chromium.pdf"
+            subprocess.run(  # noqa: S603 - fixed command
+                [tool("chromium"), "--headless", "--no-sandbox", "--disable-gpu",
+                 "--generate-pdf-document-outline", f"--print-to-pdf={out}", html.as_uri()],
+                check=True, capture_output=True,
+            )  # fmt: skip
+            print(out, out.stat().st_size)  # noqa: T201 - a script's report
 
 
 RULED_CSS = CSS + " h1, h2, h3 { font-size: 1em; font-weight: normal; border-bottom: 1px solid #888; }"
@@ -173,7 +184,7 @@ def libreoffice(work: Path) -> None:
 if __name__ == "__main__":
     import sys
 
-    if sys.argv[1:] == ["network"]:
-        network()
+    if sys.argv[1:] == ["pages"]:
+        pages()
     else:
         main()
