@@ -491,3 +491,19 @@ def test_real_pages_spans_cover_and_hold_text(tests_data: Path, path: str) -> No
 )
 def test_odd_blocks_are_covered(source: str) -> None:
     assert_spans_cover(source, read(source))
+
+
+@pytest.mark.parametrize(("lang", "link"), [("en", "Back to list"), ("ja", "一覧に戻る")])
+def test_a_pages_link_back_up_is_furniture(tests_data: Path, lang: str, link: str) -> None:
+    # The enterprise troubleshooting page ends each answer with "[Back to list](#list)": the
+    # page's link, not the section's text (as in the page text of a PDF print).
+    page = tests_data / "hololens" / lang / "hololens2-enterprise-troubleshooting.md"
+    text = page.read_text(encoding="utf-8")
+    assert text.count(f"[{link}](#list)") == 7
+    navigation = [e for e in read(text) if ("navigation", "true") in e.hints]
+    assert [(e.kind, e.text) for e in navigation] == [(ElementKind.PAGE_FOOTER, link)] * 7
+    chunks = ProcedureChunker(ChunkerOptions(chunk_size=400)).chunk(text)
+    assert not [c for c in chunks if link in c.text]
+    # A link of another kind stays the paragraph's text.
+    kept = read("# Setup\n\n[Set up the device](#setup)\n\nThen restart it.\n")
+    assert next(e.text for e in kept if e.kind is ElementKind.TEXT) == "Set up the device"

@@ -25,7 +25,7 @@ from procedure_rag._language.numbering import StepStyle, match_step_marker
 from procedure_rag._language.substeps import SubStep, find_substeps
 from procedure_rag._language.text import join_lines
 from procedure_rag._readers.draft import ElementDraft, element_id_for, list_id_for
-from procedure_rag._readers.furniture_rules import CONTENTS_HINTS
+from procedure_rag._readers.furniture_rules import CONTENTS_HINTS, NAVIGATION_HINTS, is_navigation
 from procedure_rag._readers.markdown_events import CharIndex, segment_events
 from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._types import ElementKind, LayoutElement, Span
@@ -61,6 +61,8 @@ _DOCFX_DIV = re.compile(r"^\s*\[!div\b[^\]\n]*\]\s*$", re.IGNORECASE)
 _CONTENTS_ITEM = re.compile(
     r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+(?:\[[^\]\n]+\]\(#[^)\s]*\)[ \t]*[,、・|/]?[ \t]*)+\s*"
 )
+# A paragraph that is only a link to a place on the page ("[Back to list](#list)").
+_IN_PAGE_LINK = re.compile(r"\s*\[(?P<label>[^\]\n]{1,40})\]\(#[^)\s]*\)\s*")
 # A list item inside a quote (``> - Charge the device.``): it starts a line of its own.
 _QUOTE_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\S")
 _HTML_IMG = re.compile(r"<img\b[^>]{0,2000}>", re.IGNORECASE)
@@ -484,6 +486,12 @@ class _Walker:
         lines = self.text[start:end].splitlines(keepends=True)
         marks = [match_step_marker(ln.lstrip(_LINE_INDENT), self.step_styles) for ln in lines]
         first_mark = next((mk for mk in marks if mk is not None), None)
+        link = _IN_PAGE_LINK.fullmatch(self.text, start, end)
+        if link is not None and is_navigation(link.group("label")):
+            # The page's link back up ("Back to list", 「一覧に戻る」): furniture, as in page text.
+            draft = ElementDraft(ElementKind.PAGE_FOOTER, link.group("label"), hints=NAVIGATION_HINTS)
+            self.emit(draft, start, end)
+            return
         if first_mark is None or (len(lines) == 1 and first_mark.style.startswith("bullet")):
             admonition, _ = leading_label(self.text[start:end])
             self.emit(
