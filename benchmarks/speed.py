@@ -65,7 +65,8 @@ Commands (from the repository root, ``OMP_WAIT_POLICY=PASSIVE`` is set here):
     python benchmarks/speed.py --part pages         # ~2 min: PDF loader pages
     python benchmarks/speed.py --part all           # both
 
-Output: ``benchmarks/results/speed.json`` and ``benchmarks/results/speed.md`` (``--out``/``--md``).
+Output: ``benchmarks/results/speed.json`` and ``benchmarks/results/speed.md`` (``--out``; ``--md``,
+by default the ``--out`` path with the suffix ``.md``).
 
 CommonMark parsers measured on this machine (Markdown corpus, 2.38 MB; see ``parsers`` in the
 JSON for the run's own figures): pyromark 0.10 (pulldown-cmark, Rust) gives every event with
@@ -706,12 +707,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--memory-sizes", type=float, nargs="+", default=[2, 10])
     parser.add_argument("--no-memory", action="store_true")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "speed.json")
-    parser.add_argument("--md", type=Path, default=HERE / "results" / "speed.md")
+    parser.add_argument(
+        "--md", type=Path, default=None, help="the Markdown report (default: --out with the suffix .md)"
+    )
     parser.add_argument("--latency-out", type=Path, default=HERE / "results" / "latency.json")
     parser.add_argument("--servers-out", type=Path, default=HERE / "results" / "servers.json")
     parser.add_argument("--pages-out", type=Path, default=HERE / "results" / "speed_pages.json")
     parser.add_argument("--memory-probe", nargs=3, metavar=("METHOD", "MODE", "MB"), help=argparse.SUPPRESS)
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.md is None:  # beside the JSON: a run written elsewhere leaves the results' report alone
+        args.md = args.out.with_suffix(".md")
+    return args
 
 
 def timing_settings(args: argparse.Namespace) -> dict[str, Any]:
