@@ -376,3 +376,22 @@ def test_empty_pages_yield_nothing(source: str) -> None:
 def test_binary_text_is_refused_before_the_reader() -> None:
     with pytest.raises(ValueError, match="binary"):
         chunks_of(b"\x00\x01\x02\x03" * 100)
+
+
+@pytest.mark.parametrize(("lang", "link"), [("en", "Back to list"), ("ja", "一覧に戻る")])
+def test_a_pages_link_back_up_is_furniture(tests_data: Path, lang: str, link: str) -> None:
+    # pandoc's HTML of the enterprise troubleshooting page: each answer ends with
+    # <p><a href="#list">Back to list</a></p>, the page's link, not the answer's text.
+    html = (tests_data / "html" / "hololens" / f"hololens2-enterprise-troubleshooting-{lang}.html").read_text(
+        encoding="utf-8"
+    )
+    assert html.count(f'<a href="#list">{link}</a>') == 7
+    elements = read_html(html, source_id="doc")
+    navigation = [e for e in elements if ("navigation", "true") in e.hints]
+    assert [(e.kind, e.text) for e in navigation] == [(ElementKind.PAGE_FOOTER, link)] * 7
+    chunks = ProcedureChunker(ChunkerOptions(chunk_size=400)).chunk(html)
+    assert chunks
+    assert not [c for c in chunks if link in c.text]
+    # Any other link alone in a paragraph stays its text.
+    other = read_html('<p>Intro.</p><p><a href="#setup">Set up the device</a></p>', source_id="d")
+    assert [e.text for e in other if e.kind is ElementKind.TEXT] == ["Intro.", "Set up the device"]

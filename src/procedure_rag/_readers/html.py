@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 from procedure_rag._errors import ReaderError
 from procedure_rag._language.labels import LABEL_WORDS, admonition_label
 from procedure_rag._language.text import join_lines
-from procedure_rag._readers.furniture_rules import CONTENTS_HINTS
+from procedure_rag._readers.furniture_rules import CONTENTS_HINTS, NAVIGATION_HINTS, is_navigation
 from procedure_rag._readers.markup import BlockEmitter, format_number, place
 from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._readers.tables import pipe_table
@@ -348,6 +348,11 @@ class _HtmlWalker:
                 assert not isinstance(img, str)  # noqa: S101 - checked above
                 self.picture(img)
             return
+        if len(pieces) == 1 and not isinstance(first, str) and _tag(first) == "a":
+            label = " ".join(first.text_content().split())
+            if is_navigation(label):  # "Back to top", 「ページの先頭へ」: the page's link, furniture
+                self.out.block(K.PAGE_FOOTER, label, line, hints=NAVIGATION_HINTS)
+                return
         if len(pieces) == 1 and not isinstance(first, str) and _tag(first) in _INLINE_CODE:
             code = first.text_content()
             if "\n" in code.strip():
