@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -146,45 +146,44 @@ def ours_file_documents(sources: Sequence[Source], settings: Any) -> list[tuple[
 
 def ours_pypdfloader_documents(sources: Sequence[Source], settings: Any) -> list[tuple[str, dict[str, Any]]]:  # noqa: ANN401
     """The one-line swap: our splitter on ``PyPDFLoader``'s page documents."""
+    pages = [page for source in sources for page in _pypdf_pages(source)]
+    return [(d.page_content, dict(d.metadata)) for d in _swap_splitter(settings).split_documents(pages)]
+
+
+def _swap_splitter(settings: Any) -> Any:  # noqa: ANN401
+    """Our splitter as the swaps use it: tiktoken's budget, parents emitted (as the file method's)."""
     from langchain_procedures import ProcedureTextSplitter  # noqa: PLC0415
 
-    splitter = ProcedureTextSplitter.from_tiktoken_encoder(
+    return ProcedureTextSplitter.from_tiktoken_encoder(
         encoding_name=ENCODING, chunk_size=settings.chunk_size, emit_parents=True
     )
-    pages = [page for source in sources for page in _pypdf_pages(source)]
-    return [(d.page_content, dict(d.metadata)) for d in splitter.split_documents(pages)]
+
+
+def _named(source: Source, documents: Iterable[Any]) -> Iterator[Any]:
+    """``documents`` with ``source`` the benchmark's document id, as for the pages."""
+    for document in documents:
+        document.metadata["source"] = source.doc
+        yield document
 
 
 def ours_docx2txt_documents(sources: Sequence[Source], settings: Any) -> list[tuple[str, dict[str, Any]]]:  # noqa: ANN401
     """The one-line swap for Word: our splitter on ``Docx2txtLoader``'s document."""
     from langchain_community.document_loaders import Docx2txtLoader  # noqa: PLC0415
 
-    from langchain_procedures import ProcedureTextSplitter  # noqa: PLC0415
-
-    splitter = ProcedureTextSplitter.from_tiktoken_encoder(
-        encoding_name=ENCODING, chunk_size=settings.chunk_size, emit_parents=True
-    )
-    documents = []
-    for source in sources:
-        for document in Docx2txtLoader(str(_path(source))).load():
-            document.metadata["source"] = source.doc  # the benchmark's document id, as for the pages
-            documents.append(document)
-    return [(d.page_content, dict(d.metadata)) for d in splitter.split_documents(documents)]
+    documents = [d for s in sources for d in _named(s, Docx2txtLoader(str(_path(s))).load())]
+    return [(d.page_content, dict(d.metadata)) for d in _swap_splitter(settings).split_documents(documents)]
 
 
 def ours_loader_documents(sources: Sequence[Source], settings: Any) -> list[tuple[str, dict[str, Any]]]:  # noqa: ANN401
     """The loader swapped in: ``ProcedureLoader`` reads each file, the splitter's options chunk it."""
-    from langchain_procedures import ProcedureLoader, ProcedureTextSplitter  # noqa: PLC0415
+    from langchain_procedures import ProcedureLoader  # noqa: PLC0415
 
-    splitter = ProcedureTextSplitter.from_tiktoken_encoder(
-        encoding_name=ENCODING, chunk_size=settings.chunk_size, emit_parents=True
-    )
-    out = []
-    for source in sources:
-        for document in ProcedureLoader(_path(source), splitter=splitter).lazy_load():
-            document.metadata["source"] = source.doc  # the benchmark's document id, as for the pages
-            out.append((document.page_content, dict(document.metadata)))
-    return out
+    splitter = _swap_splitter(settings)
+    return [
+        (d.page_content, dict(d.metadata))
+        for s in sources
+        for d in _named(s, ProcedureLoader(_path(s), splitter=splitter).lazy_load())
+    ]
 
 
 def view_of(text: str, metadata: Mapping[str, Any] | None, doc: str) -> ChunkView:

@@ -73,27 +73,33 @@ def markdown(lang: str, page: str = "hololens-recovery.md") -> str:
     return re.sub(r"^>\s*\[!(\w+)\]\s*\n>\s*", label, text, flags=re.MULTILINE)
 
 
+def print_page(work: Path, lang: str, page: str, title: str, out: Path) -> None:
+    """``page`` of ``lang`` through pandoc to HTML, then Chromium's print-to-PDF (outline kept) to ``out``."""
+    stem = page.removesuffix(".md")
+    md = work / f"{stem}-{lang}.md"
+    md.write_text(markdown(lang, page), encoding="utf-8")
+    css = work / "page.css"
+    css.write_text(CSS, encoding="utf-8")
+    html = work / f"{stem}-{lang}.html"
+    subprocess.run(  # noqa: S603 - fixed command
+        [tool("pandoc"), "-s", "-f", "gfm", "-t", "html5", str(md), "-o", str(html),
+         "--css", str(css), "--metadata", f"title={title}", "--metadata", f"lang={lang}"],
+        check=True,
+    )  # fmt: skip
+    subprocess.run(  # noqa: S603 - fixed command
+        [tool("chromium"), "--headless", "--no-sandbox", "--disable-gpu",
+         "--generate-pdf-document-outline", f"--print-to-pdf={out}", html.as_uri()],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    print(out, out.stat().st_size)  # noqa: T201 - a script's report
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for lang in ("en", "ja"):
-            md = Path(tmp) / f"recovery-{lang}.md"
-            md.write_text(markdown(lang), encoding="utf-8")
-            html = Path(tmp) / f"recovery-{lang}.html"
-            css = Path(tmp) / "page.css"
-            css.write_text(CSS, encoding="utf-8")
             title = "HoloLens 2 recovery" if lang == "en" else "HoloLens 2 の回復"
-            subprocess.run(  # noqa: S603 - fixed command
-                [tool("pandoc"), "-s", "-f", "gfm", "-t", "html5", str(md), "-o", str(html),
-                 "--css", str(css), "--metadata", f"title={title}", "--metadata", f"lang={lang}"],
-                check=True,
-            )  # fmt: skip
             out = HERE / f"hololens-recovery-{lang}.chromium.pdf"
-            subprocess.run(  # noqa: S603 - fixed command
-                [tool("chromium"), "--headless", "--no-sandbox", "--disable-gpu",
-                 "--generate-pdf-document-outline", f"--print-to-pdf={out}", html.as_uri()],
-                check=True, capture_output=True,
-            )  # fmt: skip
-            print(out, out.stat().st_size)  # noqa: T201 - a script's report
+            print_page(Path(tmp), lang, "hololens-recovery.md", title, out)
         libreoffice(Path(tmp))
         ruled(Path(tmp))
 
@@ -109,26 +115,9 @@ OTHER_PAGES = (
 def pages() -> None:
     """Print :data:`OTHER_PAGES` as the recovery pages are printed."""
     with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        css = work / "page.css"
-        css.write_text(CSS, encoding="utf-8")
         for lang, page, title in OTHER_PAGES:
-            stem = page.removesuffix(".md")
-            md = work / f"{stem}-{lang}.md"
-            md.write_text(markdown(lang, page), encoding="utf-8")
-            html = work / f"{stem}-{lang}.html"
-            subprocess.run(  # noqa: S603 - fixed command
-                [tool("pandoc"), "-s", "-f", "gfm", "-t", "html5", str(md), "-o", str(html),
-                 "--css", str(css), "--metadata", f"title={title}", "--metadata", f"lang={lang}"],
-                check=True,
-            )  # fmt: skip
-            out = HERE / f"{stem}-{lang}.chromium.pdf"
-            subprocess.run(  # noqa: S603 - fixed command
-                [tool("chromium"), "--headless", "--no-sandbox", "--disable-gpu",
-                 "--generate-pdf-document-outline", f"--print-to-pdf={out}", html.as_uri()],
-                check=True, capture_output=True,
-            )  # fmt: skip
-            print(out, out.stat().st_size)  # noqa: T201 - a script's report
+            out = HERE / f"{page.removesuffix('.md')}-{lang}.chromium.pdf"
+            print_page(Path(tmp), lang, page, title, out)
 
 
 RULED_CSS = CSS + " h1, h2, h3 { font-size: 1em; font-weight: normal; border-bottom: 1px solid #888; }"
@@ -138,7 +127,7 @@ def ruled(work: Path) -> None:
     """Print the English page with body-size headings underlined, then drop its tags and outline."""
     from pypdf import PdfReader, PdfWriter  # noqa: PLC0415 - only this fixture needs it
 
-    md = work / "recovery-en.md"
+    md = work / "hololens-recovery-en.md"  # as print_page wrote it
     css = work / "ruled.css"
     css.write_text(RULED_CSS, encoding="utf-8")
     html = work / "ruled-en.html"
