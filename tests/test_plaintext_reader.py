@@ -867,11 +867,16 @@ def test_title_case_is_every_word_capitalised_but_small_ones(line: str, expected
         ("一覧に戻る", True),
         ("↑ページの先頭へ", True),
         ("目次へ戻る", True),
+        ("このページのトップへ", True),
+        ("▲TOP", True),
+        ("TOP▲", True),
         # A step, a title and a lone word that only look like one.
         ("Go back to a previous version", False),
         ("Back to the list of errors", False),
         ("戻る", False),
         ("Page", False),
+        ("TOP", False),
+        ("Stop▲", False),
     ],
 )
 def test_navigation_lines(line: str, expected: bool) -> None:

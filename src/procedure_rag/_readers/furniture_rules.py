@@ -55,12 +55,12 @@ _DOTTED = re.compile(r"(?:[.．·・…‥]\s*){3,}\s*[0-9０-９]{1,4}\s*$")
 _CONTENTS = re.compile(r"^(?:目\s*次|もくじ|contents|table of contents|inhalt|sommaire)$", re.IGNORECASE)
 #: A help page's links back up, as a line prints them (normalised: no spaces, lower case).
 _NAVIGATION = re.compile(
-    r"^[\[(（【「<＜↑▲^]*"
+    r"^[\[(（【「<＜↑▲^△]*"
     r"(?:(?:back|return|go)to(?:the)?(?:list|top|topofpage|contents|tableofcontents|index)"
-    r"|pagetop|topofpage"
-    r"|(?:一覧|目次|トップ|ページトップ|ページの先頭|先頭|上)(?:に|へ)戻る"
-    r"|(?:ページトップ|ページの先頭)へ)"
-    r"[\])）】」>＞↑▲]*$"
+    r"|pagetop|topofpage|top(?=[↑▲△])|(?<=[↑▲△])top"
+    r"|(?:一覧|目次|トップ|トップページ|ページトップ|(?:この)?ページの(?:先頭|トップ)|ページ上部|先頭|上)(?:に|へ)戻る"
+    r"|(?:ページトップ|(?:この)?ページの(?:先頭|トップ)|ページ上部|top)へ)"
+    r"[\])）】」>＞↑▲△]*$"
 )
 #: The hints of a navigation line the plain-text reader keeps as furniture.
 NAVIGATION_HINTS: tuple[tuple[str, str], ...] = (("navigation", "true"),)
