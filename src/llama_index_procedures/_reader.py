@@ -1,8 +1,8 @@
 """``ProcedureReader``: files read by procedure-rag's own readers, as LlamaIndex chunk documents.
 
 ``SimpleDirectoryReader`` reads Word with docx2txt, which drops Word's automatic list
-numbers and heading styles, and Excel through pandas, which loses what a procedure
-sheet's columns mean. This reader reads the file itself (PDF, Word, Excel, PowerPoint,
+numbers and heading styles, and Excel through pandas, which flattens a procedure sheet
+into rows of text. This reader reads the file itself (PDF, Word, Excel, PowerPoint,
 HTML, Markdown, reStructuredText, plain text) and gives one ``Document`` per
 procedure-block chunk; :class:`~llama_index_procedures.ProcedureNodeParser` passes them
 through as nodes, parents and children linked. Plug it in per suffix::

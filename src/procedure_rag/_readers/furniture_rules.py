@@ -62,7 +62,7 @@ _NAVIGATION = re.compile(
     r"|(?:ページトップ|(?:この)?ページの(?:先頭|トップ)|ページ上部|top)へ)"
     r"[\])）】」>＞↑▲△]*$"
 )
-#: The hints of a navigation line the plain-text reader keeps as furniture.
+#: The hints of a navigation link the text, Markdown and HTML readers keep as furniture.
 NAVIGATION_HINTS: tuple[tuple[str, str], ...] = (("navigation", "true"),)
 #: A heading or entry number at the start of a line (``第2章``, ``1.3``, ``(4)``), and the space after it.
 NUMBER_PREFIX = re.compile(r"^(?:第?[0-9０-９]+[章節.．]?(?:[0-9０-９]+[.．]?)*|[(（][0-9０-９]+[)）])\s*")
