@@ -358,17 +358,7 @@ class ProcedureNodeParser(NodeParser):
             c = part.chunk
             built[c.chunk_id] = self._text_node(part, group.items[part.document])
             links.append((c.chunk_id, c.level, c.parent_id, c.child_ids))
-        related = _RelatedInfo()
-        for chunk_id, level, parent_id, child_ids in links:
-            if level is ChunkLevel.PARENT:
-                built[chunk_id].relationships[NodeRelationship.CHILD] = [
-                    related(built[child_id]) for child_id in child_ids
-                ]
-            elif parent_id is not None:
-                built[chunk_id].relationships[NodeRelationship.PARENT] = related(built[parent_id])
-        if self.include_prev_next_rel:
-            for kind in ChunkLevel:
-                _link_neighbours([built[cid] for cid, level, _, _ in links if level is kind], related)
+        _link_tree(built, links, prev_next=self.include_prev_next_rel)
         return list(built.values())
 
     def _text_node(self, part: DocumentChunk, node: BaseNode) -> TextNode:
@@ -399,38 +389,58 @@ class ProcedureNodeParser(NodeParser):
         )
 
 
+#: A chunk's place in its document's tree: id, level, parent id, child ids.
+_Link = tuple[str, ChunkLevel, str | None, tuple[str, ...]]
+
+
+def _link_tree(built: Mapping[str, TextNode], links: Sequence[_Link], *, prev_next: bool) -> None:
+    """Link the nodes of one document (``built``, by chunk id; ``links`` in reading order).
+
+    Parents name their children (``CHILD``) and children their parent (``PARENT``), where
+    the node named is in ``built``; with ``prev_next``, the nodes of each level are chained
+    by ``PREVIOUS``/``NEXT``.
+    """
+    related = _RelatedInfo()
+    for chunk_id, level, parent_id, child_ids in links:
+        if level is ChunkLevel.PARENT:
+            children = [related(built[child_id]) for child_id in child_ids if child_id in built]
+            if children:
+                built[chunk_id].relationships[NodeRelationship.CHILD] = children
+        elif parent_id is not None and parent_id in built:
+            built[chunk_id].relationships[NodeRelationship.PARENT] = related(built[parent_id])
+    if prev_next:
+        for kind in ChunkLevel:
+            _link_neighbours([built[cid] for cid, level, _, _ in links if level is kind], related)
+
+
 def _passed_through(nodes: Sequence[BaseNode], *, include_prev_next: bool) -> list[TextNode]:
     """Nodes of documents that already are our chunks: same ids, text and metadata (copied).
 
-    Each names its document as ``SOURCE``; parents and children present in ``nodes`` are
-    linked by the ``parent_id`` and ``child_ids`` their metadata records, and neighbours of
-    one level and source by ``PREVIOUS``/``NEXT`` when asked.
+    Each names its document as ``SOURCE``; the nodes of each source are linked as the
+    parser links its own (:func:`_link_tree`), by the ``parent_id`` and ``child_ids``
+    their metadata records.
     """
-    built: dict[str, TextNode] = {}
+    out: list[TextNode] = []
+    by_source: dict[str, tuple[dict[str, TextNode], list[_Link]]] = {}
     for node in nodes:
-        meta = dict(node.metadata)
-        built[str(meta["chunk_id"])] = TextNode(
-            id_=str(meta["chunk_id"]),
+        meta = read_metadata(node.metadata)
+        chunk_id = str(meta["chunk_id"])
+        text_node = TextNode(
+            id_=chunk_id,
             text=node.get_content(),
-            metadata=meta,
+            metadata=dict(node.metadata),
             excluded_embed_metadata_keys=_merged(node.excluded_embed_metadata_keys, _EMBED_EXCLUDED),
             excluded_llm_metadata_keys=_merged(node.excluded_llm_metadata_keys, _LLM_EXCLUDED),
             relationships={NodeRelationship.SOURCE: node.as_related_node_info()},
         )
-    related = _RelatedInfo()
-    for node in built.values():
-        meta = read_metadata(node.metadata)
-        children = [built[c] for c in meta.get("child_ids", ()) if c in built]
-        if children:
-            node.relationships[NodeRelationship.CHILD] = [related(child) for child in children]
-        parent = built.get(str(meta.get("parent_id") or ""))
-        if parent is not None:
-            node.relationships[NodeRelationship.PARENT] = related(parent)
-    if include_prev_next:
-        key = lambda n: (n.metadata["source_id"], n.metadata["chunk_level"])  # noqa: E731
-        for _, run in itertools.groupby(sorted(built.values(), key=key), key=key):
-            _link_neighbours(list(run), related)
-    return list(built.values())
+        out.append(text_node)
+        built, links = by_source.setdefault(str(meta["source_id"]), ({}, []))
+        built[chunk_id] = text_node
+        parent_id = str(meta.get("parent_id") or "") or None
+        links.append((chunk_id, ChunkLevel(meta["chunk_level"]), parent_id, tuple(meta.get("child_ids", ()))))
+    for built, links in by_source.values():
+        _link_tree(built, links, prev_next=include_prev_next)
+    return out
 
 
 def _unknown_message(key: str, known: Collection[str]) -> str:
