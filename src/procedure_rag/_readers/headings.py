@@ -334,7 +334,7 @@ class HeadingRules(ABC):
             and not (
                 self.pending
                 and line.indent <= self.pending[0].first.indent
-                and (evidence in _STRONG or (evidence == "body" and title_case(self.s(line))))
+                and (evidence in _STRONG or (evidence == "body" and title_case(s)))
             )
         ):
             return False

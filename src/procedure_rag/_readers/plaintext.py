@@ -220,8 +220,8 @@ class _Reader(HeadingRules):
         if line.end - line.body <= 40 and is_navigation(self.s(line)):
             # "Back to list", 「一覧に戻る」: the page's link, furniture; it ends its section,
             # the lists of the section too, so a title after it needs no more than a body.
-            self.new_block(ElementKind.PAGE_FOOTER, line, [(line.body, line.end)], done=True)
-            self.queue[-1].hints = NAVIGATION_HINTS
+            block = self.new_block(ElementKind.PAGE_FOOTER, line, [(line.body, line.end)], done=True)
+            block.hints = NAVIGATION_HINTS
             self.resolve_pending(inside=False)
             self.prev_closed = True
             return
