@@ -25,6 +25,7 @@ from procedure_rag._types import ElementKind
 DATA = Path(__file__).resolve().parent / "data"
 LIBS = DATA / "docx" / "ja_osaka-u_cf-libs_python-manual.docx"
 RECOVERY = DATA / "docx" / "hololens-recovery-en.docx"
+FORMATTED = DATA / "docx" / "formatted"
 CHUNKER = ProcedureChunker(ChunkerOptions(length_function=len, chunk_size=400))
 
 Step = tuple[str, tuple[str, ...], str, str, str]
@@ -73,19 +74,106 @@ def test_recovery_page_misses_only_the_list_pandoc_splits() -> None:
     assert rate == pytest.approx(51 / 53)
 
 
-def test_real_manual_word_numbering_is_rendered() -> None:
+def test_real_manual_headings_come_from_its_formatting() -> None:
+    # The manual uses no heading style: its parts are typed ① ② ③, its sub-headings are bold,
+    # and the one bold line before ① is its title.
     source = read_source(LIBS, source_id="libs", fmt="docx")
-    items = [(e.number, e.level) for e in source.elements if e.kind is ElementKind.LIST_ITEM]
-    assert [n for n, _ in items if n in "①②③④"] == ["①", "②", "③"]
-    # The hand-typed "1.スペクトルデータ" under ① (no space after the number) are its sub-steps.
-    assert items[:5] == [("①", 0), ("1.", 1), ("2.", 1), ("3.", 1), ("②", 0)]
-    # Each list under a circled step restarts at 1.
-    numbers = [n for n, _ in items]
-    assert numbers[5:10] == ["1.", "2.", "3.", "4.", "5."]
-    assert numbers[10:15] == ["1.", "2.", "3.", "4.", "5."]
+    headings = [(e.level, e.text) for e in source.elements if e.kind is ElementKind.SECTION_HEADER]
+    assert headings[0] == (1, "CF-LIBS calibration free Laser Induced Breakdown Spectroscopy")
+    assert [t for level, t in headings if level == 2] == [
+        "① 使用するデータを用意",
+        "② “002_LIBS_gaussianFIT_multifile GUI”を起動",
+        "③ “004_LIBS_PeakIntensity_Integral_multifile”を起動",
+    ]
+    # The bold lines between ② and ③ and after ③ are headings under them.
+    assert [t for level, t in headings if level == 3] == [
+        "ライブラリ設定",
+        "ファイル設定",
+        "“func003_GUImatplotlib.py”でのフィッティング初期値決定",
+        "ライブラリ設定",
+        "ファイル設定",
+    ]
+    items = [(e.number, e.level, e.text) for e in source.elements if e.kind is ElementKind.LIST_ITEM]
+    # The hand-typed "1.スペクトルデータ" under ① (no space after the number) are its steps.
+    assert items[:3] == [("1.", 0, "スペクトルデータ"), ("2.", 0, items[1][2]), ("3.", 0, items[2][2])]
+    # Each list restarts at 1.
+    numbers = [n for n, _, _ in items]
+    assert numbers[3:8] == ["1.", "2.", "3.", "4.", "5."]
+    assert numbers[8:13] == ["1.", "2.", "3.", "4.", "5."]
     assert sum(e.kind is ElementKind.TABLE for e in source.elements) == 2
     table = next(e for e in source.elements if e.kind is ElementKind.TABLE)
     assert table.text.startswith("| ファイル名 | プログラム上の表記 | 説明 |\n|---|---|---|\n")
+    paths = {c.section_path for c in CHUNKER.iter_chunks_from_source(LIBS, source_id="doc")}
+    title = "CF-LIBS calibration free Laser Induced Breakdown Spectroscopy"
+    assert (title, "③ “004_LIBS_PeakIntensity_Integral_multifile”を起動", "ファイル設定") in paths
+
+
+def _headings(path: Path) -> list[tuple[int, str]]:
+    source = read_source(path, source_id="doc", fmt="docx")
+    return [(e.level, e.text) for e in source.elements if e.kind is ElementKind.SECTION_HEADER]
+
+
+def test_headings_formatted_by_hand_nest_by_size_then_bold() -> None:
+    # LibreOffice's Word file of formatted/en-vpn-gateway-guide.html: no heading style; the title
+    # is 18 pt bold, the sections 14 pt, the procedures bold at the body's size.
+    guide = FORMATTED / "en-vpn-gateway-guide.docx"
+    assert _headings(guide) == [
+        (1, "VPN Gateway Administration"),
+        (2, "Certificates"),
+        (3, "Renew the server certificate"),
+        (3, "Import a root certificate"),
+        (2, "User accounts"),
+        (3, "Create an emergency account"),
+    ]
+    steps = steps_of(guide)
+    assert steps[0][:3] == (
+        "In the web console, open Settings > Certificates.",
+        ("VPN Gateway Administration", "Certificates", "Renew the server certificate"),
+        "1.",
+    )
+    # "Note:" in bold is a label, not a heading: the step keeps it as its caution.
+    assert steps[-1][1][-1] == "Create an emergency account"
+    assert steps[-1][4] == "delete the account when the emergency is over."
+
+
+def test_titles_numbered_by_hand_over_bold_headings_are_sections() -> None:
+    # formatted/ja-fileserver-runbook.html: 「1. バックアップの設定」… typed by hand, bold headings
+    # between them. A list holds no headings, so the numbered titles are the parts.
+    runbook = FORMATTED / "ja-fileserver-runbook.docx"
+    assert _headings(runbook) == [
+        (1, "ファイルサーバー運用手順書"),
+        (2, "1. バックアップの設定"),
+        (3, "事前準備"),
+        (3, "設定手順"),
+        (2, "2. ファイルの復元"),
+        (3, "復元の手順"),
+        (2, "3. 利用者の追加"),
+        (3, "追加の手順"),
+    ]
+    paths = {path for _, path, _, _, _ in steps_of(runbook)}
+    assert paths == {
+        ("ファイルサーバー運用手順書", "1. バックアップの設定", "設定手順"),
+        ("ファイルサーバー運用手順書", "2. ファイルの復元", "復元の手順"),
+        ("ファイルサーバー運用手順書", "3. 利用者の追加", "追加の手順"),
+    }
+    # 「注意」 in bold is a label, never a heading.
+    assert all(text != "注意" for _, text in _headings(runbook))
+
+
+def test_a_styled_document_keeps_bold_as_emphasis_and_nests_titles_found_in_text() -> None:
+    # formatted/en-styled-guide.html: <h1>/<h2> give Word heading styles, so a bold line is
+    # emphasis (this one is too long for a title in text); a title the text rules find in
+    # the paragraphs under a heading nests under it.
+    source = read_source(FORMATTED / "en-styled-guide.docx", source_id="doc", fmt="docx")
+    bold = next(e for e in source.elements if e.text.startswith("Keep the printer switched on"))
+    assert bold.kind is ElementKind.TEXT
+    assert _headings(FORMATTED / "en-styled-guide.docx") == [
+        (1, "Printer Pool Guide"),
+        (2, "Add a printer"),
+        (3, "Before you begin"),
+        (2, "ネットワーク"),
+        (3, "アドレスの確認"),
+    ]
 
 
 def test_hand_typed_numbers_go_through_the_plain_text_rules() -> None:
@@ -373,4 +461,6 @@ def test_cli_splits_a_docx(capsys: pytest.CaptureFixture[str]) -> None:
 
     assert main(["split", str(LIBS)]) == 0
     out = capsys.readouterr().out
-    assert "step ①  使用するデータを用意" in out
+    title = "CF-LIBS calibration free Laser Induced Breakdown Spectroscopy"
+    assert f"section:   {title} > ① 使用するデータを用意" in out
+    assert "step 1.  スペクトルデータ" in out

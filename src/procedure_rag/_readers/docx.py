@@ -36,6 +36,7 @@ from typing import IO
 from xml.etree import ElementTree as ET
 
 from procedure_rag._errors import ReaderError
+from procedure_rag._readers.docx_formatting import RunFormats, body_paragraphs, formatted_headings
 from procedure_rag._readers.docx_numbering import Level, Numbering, W
 from procedure_rag._readers.draft import ElementDraft, list_id_for
 from procedure_rag._readers.ooxml import DOCUMENT_CONTENT_TYPES, Package, open_package, source_bytes
@@ -101,14 +102,17 @@ def read_docx(
             raise ReaderError(_FORMAT, package.main_part, problem)
         parts = _parts(package)
         document = package.read_xml(package.main_part, _FORMAT)
-        styles = _styles(package.read_xml(parts["styles"], _FORMAT) if "styles" in parts else None)
+        styles_root = package.read_xml(parts["styles"], _FORMAT) if "styles" in parts else None
+        styles = _styles(styles_root)
         numbering = Numbering.parse(
             package.read_xml(parts["numbering"], _FORMAT) if "numbering" in parts else None
         )
         notes = _footnotes(package.read_xml(parts["footnotes"], _FORMAT) if "footnotes" in parts else None)
         writer = _Writer(source_id=source_id, options=options, styles=styles, numbering=numbering)
         body = document.find(f"{W}body")
-        writer.blocks(body if body is not None else document)
+        body = body if body is not None else document
+        writer.find_formatted_headings(document, body, RunFormats.parse(styles_root))
+        writer.blocks(body)
         writer.flush()
         for note_id in writer.footnote_refs:
             if notes.get(note_id):
@@ -244,6 +248,7 @@ class _Writer(OfficeWriter):
     footnote_refs: list[str] = field(default_factory=list)
     lists: dict[str, str] = field(default_factory=dict)  # numId -> list id
     items: list[tuple[int, str, str]] = field(default_factory=list)  # open list items: ilvl, id, list id
+    formatted: dict[ET.Element, int] = field(default_factory=dict)  # headings by formatting, their levels
 
     def add(self, draft: ElementDraft, shown: str | None = None) -> str:
         """Append the element, marked as having no page (a .docx has none); its id."""
@@ -270,8 +275,8 @@ class _Writer(OfficeWriter):
             yield style_id, style
             style_id = style.based_on
 
-    def paragraph(self, p: ET.Element) -> None:
-        text, extras = _text(p)
+    def style_of(self, p: ET.Element) -> tuple[list[str], int | None, tuple[str, int] | None]:
+        """A paragraph's style names (its own first), heading level and Word numbering, if any."""
         ppr = p.find(f"{W}pPr")
         style_id = _val(ppr, "pStyle") or ""
         chain = list(self._style_chain(style_id))
@@ -284,6 +289,24 @@ class _Writer(OfficeWriter):
         if heading is None and outline is not None and outline < 9:
             heading = outline + 1
         num = _num_pr(ppr) or next((s.num for _, s in chain if s.num is not None), None)
+        return names, heading, num
+
+    def find_formatted_headings(self, document: ET.Element, body: ET.Element, formats: RunFormats) -> None:
+        """Find the headings told by formatting (:mod:`.docx_formatting`): none if a style marks some."""
+        facts = {p: self.style_of(p) for p in document.iter(f"{W}p")}
+        if any(heading is not None or names[0] in _TITLES for names, heading, _ in facts.values()):
+            return
+        self.formatted = formatted_headings(
+            body_paragraphs(body),
+            formats,
+            numbered=[p for p, (_, _, num) in facts.items() if num is not None],
+            step_styles=self.options.step_styles,
+        )
+
+    def paragraph(self, p: ET.Element) -> None:
+        text, extras = _text(p)
+        names, heading, num = self.style_of(p)
+        heading = self.formatted.get(p) if heading is None else heading
         marker = self.numbering.next_marker(*num) if num is not None and text else None
         if text:
             self._paragraph(text, names, heading, num, marker)

@@ -46,7 +46,7 @@ from procedure_rag._readers.text_lines import (
 )
 from procedure_rag._types import ElementKind
 
-__all__ = ["HeadingRules"]
+__all__ = ["HeadingRules", "short_title"]
 
 _DEFINITION = re.compile(r"[^:：.。]{1,40}[:：]\s")
 # Step styles whose single-level numbers ("1.", "(1)", "1)") may also number headings.
@@ -64,7 +64,7 @@ _CELL_GAP = re.compile(r"[\u3400-\u9fff][ \u3000]+[\u3400-\u9fff]")
 _JA_AFTER_WORD = re.compile(r"[a-z][A-Za-z0-9_.\-/]*[ \u3000]?[\u3040-\u30ff\u3400-\u9fff]")
 
 
-def _short_title(s: str, max_width: int) -> bool:
+def short_title(s: str, max_width: int) -> bool:
     """Whether ``s`` can be heading text: short, and not a sentence."""
     return (
         bool(s)
@@ -80,7 +80,7 @@ def _title_like(s: str, max_width: int = 60) -> bool:
     """Whether ``s`` may be an unnumbered heading: short, no sentence, no label, no dangling word."""
     first = s[0]
     return (
-        _short_title(s, max_width)
+        short_title(s, max_width)
         and ":" not in s
         and "：" not in s
         and not ends_with_connector(s)
@@ -253,7 +253,7 @@ class HeadingRules(ABC):
             title = title.removesuffix("】").strip()
         if not title and not symbol:  # "第1章" alone: the number is the whole heading
             title, rest = marker, 0
-        if not _short_title(title, 80) or (not symbol and level > 1 and not self.closed_before(line)):
+        if not short_title(title, 80) or (not symbol and level > 1 and not self.closed_before(line)):
             return False
         style = next((st.name for st in self.heading_styles if st.pattern.match(s)), "heading")
         self.heading(line, line, rest=rest, number="" if symbol else marker, level=level, style=style)
@@ -272,8 +272,8 @@ class HeadingRules(ABC):
         """
         rest = self.s(line)[m.rest_start :].strip()
         # A question may title a section over its numbered sub-sections (「4. こんなときは？」).
-        question = rest[-1:] in ("?", "？") and _short_title(rest[:-1], 80)
-        if m.style not in _HEADING_CAPABLE or line.indent > 1 or not (question or _short_title(rest, 80)):
+        question = rest[-1:] in ("?", "？") and short_title(rest[:-1], 80)
+        if m.style not in _HEADING_CAPABLE or line.indent > 1 or not (question or short_title(rest, 80)):
             return False
         if self.stack and self.place(line.indent, m.style, ordinal)[1] == "sibling":
             return False

@@ -3,7 +3,8 @@
 The Word and PowerPoint readers write their structural elements (headings, list items,
 tables, captions) one by one, and hold plain paragraphs back until the next structural
 element: those are read together by the plain-text rules, so a numbered line typed by
-hand or a 「※」 note in them is found as in any text. Each reader's writer subclasses
+hand or a 「※」 note in them is found as in any text, and a title they find there nests
+under the file's last heading. Each reader's writer subclasses
 :class:`OfficeWriter` for what its format adds (pages, boxes, hints).
 """
 
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from procedure_rag._readers.draft import ElementDraft, element_id_for
 from procedure_rag._readers.options import ReaderOptions
 from procedure_rag._readers.plaintext import iter_plain_text_within
-from procedure_rag._types import BBox, LayoutElement, Span
+from procedure_rag._types import BBox, ElementKind, LayoutElement, Span
 
 __all__ = ["OfficeWriter"]
 
@@ -31,6 +32,7 @@ class OfficeWriter:
     position: int = 0
     pending: list[str] = field(default_factory=list)  # plain paragraphs, read together
     runs: int = 0
+    heading_level: int = 0  # of the last heading the file marks (0: none, or the title)
 
     @property
     def text(self) -> str:
@@ -54,6 +56,8 @@ class OfficeWriter:
         element_id = element_id_for(self.source_id, order)
         span = Span(self.position, self.position + len(shown))
         self.elements.append(draft.build(element_id, order, span=span, page=page, bbox=bbox))
+        if draft.kind in (ElementKind.SECTION_HEADER, ElementKind.TITLE):
+            self.heading_level = draft.level if draft.kind is ElementKind.SECTION_HEADER else 0
         self._write(shown + "\n\n")
         return element_id
 
@@ -78,6 +82,7 @@ class OfficeWriter:
             offset=self.position,
             first_order=len(self.elements),
             options=self.options,
+            below=self.heading_level,
         )
         self._write(text + "\n\n")
 

@@ -698,6 +698,7 @@ def iter_plain_text_within(
     offset: int,
     first_order: int,
     options: ReaderOptions = DEFAULT_READER_OPTIONS,
+    below: int = 0,
 ) -> Iterator[LayoutElement]:
     """Yield the elements of a run of text that sits inside a larger extracted text.
 
@@ -715,6 +716,8 @@ def iter_plain_text_within(
         offset: Where ``text`` starts in the enclosing document's text.
         first_order: The reading order of the run's first element.
         options: The reader options.
+        below: The level of the file's heading the run sits under (0: none): headings the
+            rules find in the run are that many levels deeper, so they nest under it.
     """
     renamed: dict[str, str] = {}
     for index, element in enumerate(_elements(text, run_id, options, whole=False)):
@@ -722,10 +725,12 @@ def iter_plain_text_within(
         new_id = element_id_for(source_id, order)
         renamed[element.element_id] = new_id
         span = element.span
+        deeper = below if element.kind is ElementKind.SECTION_HEADER else 0
         yield replace(
             element,
             element_id=new_id,
             order=order,
+            level=element.level + deeper,
             span=Span(offset + span.start, offset + span.end) if span is not None else None,
             parent_id=renamed.get(element.parent_id or "", element.parent_id),
         )

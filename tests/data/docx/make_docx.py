@@ -1,7 +1,8 @@
-"""Write the pandoc-made Word fixtures of tests/data/docx/ from HoloLens pages in tests/data (see SOURCES.md).
+"""Write the Word fixtures of tests/data/docx/: pandoc's from HoloLens pages, LibreOffice's from formatted/.
 
-Not run by the tests: the .docx files are committed, so CI needs no pandoc. To rewrite
-them, run this file with pandoc 2.17 on the PATH (Debian: ``apt-get install pandoc``):
+Not run by the tests: the .docx files are committed, so CI needs neither pandoc nor
+LibreOffice. To rewrite them, run this file with pandoc 2.17 and LibreOffice on the PATH
+(Debian: ``apt-get install pandoc libreoffice-writer-nogui``):
 
     python tests/data/docx/make_docx.py
 
@@ -62,6 +63,21 @@ def make(name: str, page: str) -> None:
         subprocess.run(command, input=markdown, text=True, check=True, env=env)  # noqa: S603 - fixed command
 
 
+#: Word files whose headings are formatted by hand (bold, larger) or styled, written by
+#: LibreOffice from HTML pages of our own writing in formatted/ (see SOURCES.md).
+FORMATTED = ("ja-fileserver-runbook.html", "en-vpn-gateway-guide.html", "en-styled-guide.html")
+SOFFICE = ("soffice", "--headless", "--convert-to", "docx:MS Word 2007 XML")
+
+
+def make_formatted(page: str) -> None:
+    """LibreOffice's Word file of an HTML page: a ``<p>`` in bold or a larger size is direct formatting."""
+    folder = HERE / "formatted"
+    command = [*SOFFICE, "--outdir", str(folder), str(folder / page)]
+    subprocess.run(command, check=True, capture_output=True)  # noqa: S603 - fixed command
+
+
 if __name__ == "__main__":
     for fixture, source in PAGES.items():
         make(fixture, source)
+    for page in FORMATTED:
+        make_formatted(page)
