@@ -523,6 +523,27 @@ def test_admonitions(text: str, label: str, body: str) -> None:
     assert (note.kind, note.admonition, note.text) == (K.TEXT, label, body)
 
 
+@pytest.mark.parametrize(
+    ("text", "label"),
+    [
+        ("NOTE\n\nBack up your data first.", "note"),  # a Word file's paragraphs, a PDF's gap
+        ("【注意】\n\n電源を切らないでください。", "注意"),
+        ("注意\n\n電源を切らないでください。", "注意"),
+    ],
+)
+def test_a_label_alone_takes_the_paragraph_after_a_blank_line(text: str, label: str) -> None:
+    (note,) = read(text)
+    assert (note.kind, note.admonition) == (K.TEXT, label)
+    assert note.text == text.split("\n\n")[1]
+
+
+def test_a_label_alone_takes_one_paragraph_only() -> None:
+    text = "1. Unplug the cable.\n2. Plug it in.\n\nCaution\n\nDo not bend the pins.\n\nThe light is green.\n"
+    _, _, caution, after = read(text)
+    assert (caution.admonition, caution.text) == ("caution", "Do not bend the pins.")
+    assert (after.admonition, after.text) == ("", "The light is green.")
+
+
 def test_note_is_not_a_sentence_starting_with_note() -> None:
     (el,) = read("Note that the device restarts.")
     assert el.admonition == ""

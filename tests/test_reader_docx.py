@@ -156,8 +156,10 @@ def test_titles_numbered_by_hand_over_bold_headings_are_sections() -> None:
         ("ファイルサーバー運用手順書", "2. ファイルの復元", "復元の手順"),
         ("ファイルサーバー運用手順書", "3. 利用者の追加", "追加の手順"),
     }
-    # 「注意」 in bold is a label, never a heading.
+    # 「注意」 in bold is a label, never a heading: the paragraph after it is the last step's caution.
     assert all(text != "注意" for _, text in _headings(runbook))
+    restore = [s for s in steps_of(runbook) if s[1][-1] == "復元の手順"]
+    assert restore[-1][4] == "復元中はサーバーを再起動しないでください。"
 
 
 def test_a_styled_document_keeps_bold_as_emphasis_and_nests_titles_found_in_text() -> None:

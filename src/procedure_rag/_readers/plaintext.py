@@ -489,10 +489,13 @@ class _Reader(HeadingRules):
 
     def try_continue(self, line: Line) -> bool:
         cur = self.cur
-        if cur is None or line.blank_before or cur.kind not in (ElementKind.TEXT, ElementKind.LIST_ITEM):
+        if cur is None or cur.kind not in (ElementKind.TEXT, ElementKind.LIST_ITEM):
+            return False
+        # A label on a line of its own (「注意」, "Note") is the next paragraph's, a blank line between.
+        label_alone = bool(cur.admonition) and not cur.pieces
+        if line.blank_before and not label_alone:
             return False
         is_paragraph = cur.kind is ElementKind.TEXT and not cur.admonition
-        label_alone = bool(cur.admonition) and not cur.pieces
         if not (is_paragraph or label_alone or self.continues(cur.last, line, self.cur_indent)):
             return False
         cur.last = line
