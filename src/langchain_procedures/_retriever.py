@@ -116,6 +116,9 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
             ``expand_parents``. ``None`` (default): off.
         route_questions: Move up chunks carrying what the question asks about
             (condition, caution, result, steps); the rule is in ``routing``.
+        demote_repeats: Move a result most of whose lines a better result already shows
+            (the same steps under another tab, an include in two pages) below the others
+            found; ``repeat_of`` names the better one. ``True`` by default.
         lexical_weight: What the chunk's BM25 score over its words (divided by the
             best one) adds to its fused score; ``0`` turns the lexical index off. It is
             asked only with a :class:`ProcedureDocStore` (which keeps the index), no
@@ -142,6 +145,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
     context_budget: int | None = None
     route_questions: bool = False
     lexical_weight: float = LEXICAL_WEIGHT
+    demote_repeats: bool = True
     representation_model: Runnable[Any, Any] | LangChainModel | None = None
 
     _options: RetrievalOptions = PrivateAttr()
@@ -173,6 +177,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
             context_budget=self.context_budget,
             route_questions=self.route_questions,
             lexical_weight=self.lexical_weight,
+            demote_repeats=self.demote_repeats,
         )
         start = self.search_kwargs.get("k")
         # search_kwargs' k is the first number of vectors asked: never fewer than the default.

@@ -94,6 +94,7 @@ class RetrieverOptions(TypedDict, total=False):
     context_budget: int | None
     route_questions: bool
     lexical_weight: float
+    demote_repeats: bool
     representation_model: LLM | LlamaIndexModel | None
     representation_cache: RepresentationCache | None
     id_key: str
@@ -167,6 +168,9 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
             in the docstore; excludes ``expand_parents``. ``None`` (default): off.
         route_questions: Classify the question (condition, caution, operation…) and move
             up chunks carrying that field; the rule applied goes into ``routing``.
+        demote_repeats: Move a result most of whose lines a better result already shows
+            (the same steps under another tab, an include in two pages) below the others
+            found; ``repeat_of`` names the better one. ``True`` by default.
         lexical_weight: What the chunk's BM25 score over its words (divided by the
             best one) adds to its fused score; ``0`` turns the lexical index off. It is
             asked only when the docstore is a chunk store (which keeps the index) and
@@ -201,6 +205,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
         context_budget: int | None = None,
         route_questions: bool = False,
         lexical_weight: float = LEXICAL_WEIGHT,
+        demote_repeats: bool = True,
         representation_model: LLM | LlamaIndexModel | None = None,
         representation_cache: RepresentationCache | None = None,
         id_key: str = "doc_id",
@@ -218,6 +223,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
             context_budget=context_budget,
             route_questions=route_questions,
             lexical_weight=lexical_weight,
+            demote_repeats=demote_repeats,
         )
         self._filters = _check_filters(filters)
         self._id_key = _check_id_key(id_key)
@@ -420,6 +426,7 @@ class ProcedureMultiVectorRetriever(BaseRetriever, Closing):
             "context_budget": options.context_budget,
             "route_questions": options.route_questions,
             "lexical_weight": options.lexical_weight,
+            "demote_repeats": options.demote_repeats,
             "id_key": self._id_key,
         }
 

@@ -403,6 +403,7 @@ class ChromaIndex(Closing):
             metadata_of=lambda chunk: chunk.metadata,
             options=RetrievalOptions() if options is None else options,
             lexical=lexical_pass(self._raw, filtered=where is not None),
+            text_of=lambda chunk: chunk.text,
         )
 
     def stats(self) -> IndexStats:

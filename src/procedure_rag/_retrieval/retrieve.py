@@ -33,6 +33,7 @@ from typing import Generic, TypeVar
 from procedure_rag._representations.types import RepresentationKind
 from procedure_rag._retrieval.context import CONTEXT_KEY, ContextSource, with_context
 from procedure_rag._retrieval.fusion import Fused, FusionMethod, Hit, fuse, matched_metadata
+from procedure_rag._retrieval.repeats import REPEAT_KEY, demote_repeats, shown_lines
 from procedure_rag._retrieval.routing import QuestionType, classify_question, route
 from procedure_rag._store.lexical_index import LexicalHit
 
@@ -143,6 +144,10 @@ class RetrievalOptions:
             :mod:`procedure_rag._retrieval.context`): the other hits of its section,
             then the parts carrying a caution or a condition. Needs parents in the
             docstore, and excludes ``expand_parents``.
+        demote_repeats: Move a result most of whose lines a better result already shows
+            below the others found (:mod:`procedure_rag._retrieval.repeats`; the result
+            metadata's ``repeat_of`` names the better one). Needs ``text_of``; not with
+            ``expand_parents``.
     """
 
     k: int = 5
@@ -158,6 +163,7 @@ class RetrievalOptions:
     rescore_candidates: int | None = None
     lexical_weight: float = LEXICAL_WEIGHT
     context_budget: int | None = None
+    demote_repeats: bool = True
 
     def __post_init__(self) -> None:
         if isinstance(self.k, bool) or not isinstance(self.k, int):
@@ -235,8 +241,8 @@ class Retrieved(Generic[T]):
         matched: The representation hits that found it, best first.
         rank: 1 for the best.
         metadata: Result metadata to merge into the item's: ``score``, ``matched`` (JSON),
-            and ``routing`` / ``expanded_from`` / ``context_ids`` (JSON) when those
-            options apply.
+            and ``routing`` / ``expanded_from`` / ``context_ids`` (JSON) / ``repeat_of``
+            when those options apply.
         text: With ``context_budget``, the text to return for the item: its own, or
             with the parts of its section that complete it (``context_ids`` names
             them, the item's own among them, in section order); else ``None``.
@@ -362,6 +368,7 @@ def retrieve(
                 question_type=question_type,
                 options=options,
                 context=context,
+                text_of=text_of,
             )
             if len(items) >= options.k or depth >= len(ranked):
                 break
@@ -483,6 +490,7 @@ def _resolve(
     question_type: QuestionType | None,
     options: RetrievalOptions,
     context: ContextSource | None = None,
+    text_of: Callable[[T], str] | None = None,
 ) -> tuple[list[Retrieved[T]], list[str]]:
     missing = [item.doc_id for item in ranked if cache.get(item.doc_id) is None]
     present = [item for item in ranked if cache.get(item.doc_id) is not None]
@@ -497,6 +505,17 @@ def _resolve(
             present, cache=cache, lookup=lookup, metadata_of=metadata_of, extra=extra, k=options.k
         )
         return expanded, missing
+    repeats: dict[str, str] = {}
+    if options.demote_repeats and text_of is not None:
+        read = text_of
+
+        def lines_of(fused: Fused) -> frozenset[str]:
+            item = _known(cache, fused.doc_id)
+            return shown_lines(read(item), metadata_of(item))
+
+        demoted = demote_repeats(present, lines_of)
+        repeats = {fused.doc_id: present[source].doc_id for fused, source in demoted if source is not None}
+        present = [fused for fused, _ in demoted]
     if context is not None and options.context_budget is not None:
         items = [_known(cache, item.doc_id) for item in present]
 
@@ -514,7 +533,12 @@ def _resolve(
                 score=fused.score,
                 matched=fused.matched,
                 rank=rank,
-                metadata={**matched_metadata(fused), **extra, CONTEXT_KEY: json.dumps(list(ids))},
+                metadata={
+                    **matched_metadata(fused),
+                    **extra,
+                    **_repeat_of(repeats, fused.doc_id),
+                    CONTEXT_KEY: json.dumps(list(ids)),
+                },
                 text=text,
             )
             for rank, (fused, (text, ids)) in enumerate(kept[: options.k], start=1)
@@ -526,12 +550,16 @@ def _resolve(
             score=fused.score,
             matched=fused.matched,
             rank=rank,
-            metadata={**matched_metadata(fused), **extra},
+            metadata={**matched_metadata(fused), **extra, **_repeat_of(repeats, fused.doc_id)},
         )
         # Ranked again: chunks missing from the docstore leave no gaps.
         for rank, fused in enumerate(present[: options.k], start=1)
     ]
     return results, missing
+
+
+def _repeat_of(repeats: Mapping[str, str], doc_id: str) -> dict[str, str]:
+    return {REPEAT_KEY: repeats[doc_id]} if doc_id in repeats else {}
 
 
 def _expand(
