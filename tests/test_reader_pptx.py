@@ -551,3 +551,17 @@ def test_cli_indexes_and_finds_a_deck(capsys: pytest.CaptureFixture[str], tmp_pa
     (best,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert best["metadata"]["section_path"][-1] == "ハード再起動の手順"
     assert "デバイスをホスト PC に接続します。" in best["text"]
+
+
+def test_a_numbered_heading_in_a_slides_text_nests_once_under_its_title() -> None:
+    none = "<a:buNone/>"
+    elements = on_slide(
+        para("第1章 準備", bullet=none)
+        + para(
+            "デバイスを充電します。ケーブルを USB-C ポートに差し込み、ランプが白くなるまで待ちます。",
+            bullet=none,
+        )
+    )
+    headings = [(e.level, e.text) for e in elements if e.kind is ElementKind.SECTION_HEADER]
+    title_level = headings[0][0]
+    assert headings == [(title_level, "Steps"), (title_level + 1, "第1章 準備")]

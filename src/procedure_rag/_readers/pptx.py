@@ -269,19 +269,16 @@ class _Writer(OfficeWriter):
         a short line the plain-text rules would take for a heading by its layout alone is
         text (bullet points without bullets).
         """
-        for element in self.plain_run():
-            kind, level = element.kind, element.level
+        for element in self.plain_run():  # a numbered heading (第1章, 1.1) nests under the slide's title
+            kind = element.kind
             if kind is ElementKind.SECTION_HEADER and ("inferred", "true") in element.hints:
                 kind = ElementKind.TEXT  # a short line on a slide: its sections come from titles
-            elif kind is ElementKind.SECTION_HEADER:
-                level += self.level  # a numbered heading (第1章, 1.1) in the slide's text
             self.elements.append(
                 replace(
                     element,
                     kind=kind,
                     parent_id=element.parent_id or parent,
                     list_id=element.list_id or list_id,
-                    level=level,
                     page=self.page,  # the plain-text reader counts pages from 1: the slide's number
                     bbox=self.box,
                     hints=(*hints, *element.hints),
