@@ -29,6 +29,7 @@ from procedure_rag._language.numbering import (
     match_step_marker,
 )
 from procedure_rag._language.text import title_case
+from procedure_rag._readers.draft import HEADING_FROM
 from procedure_rag._readers.text_lines import (
     CAPTION,
     CONTINUES_JA,
@@ -343,7 +344,8 @@ class HeadingRules(ABC):
         self.heading(line, line, rest=0, number="", level=level, style=style, last=repeat)
         if rest is not None:
             self.queue[-1].pieces.append((rest.body, rest.end))
-        self.queue[-1].hints += (("inferred", "true"), ("inferred_by", evidence))
+        # The shape of a line is all this rests on: the chunker may combine its small section.
+        self.queue[-1].hints += (("inferred", "true"), ("inferred_by", evidence), (HEADING_FROM, "text"))
         if evidence == "path":
             self.ui_path()
         return True
