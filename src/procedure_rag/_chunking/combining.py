@@ -16,8 +16,8 @@ without tags or outline, or from the shape of a line in plain text or text extra
 pages (hint ``heading_from``): an option list's terms (「Dynamic」 over its one-line
 description) read as titles are one such run. Such a heading may be a step written large, a
 label or a sub-heading of a page given to a screenshot, and its section is often a line or
-two; a heading that a Markdown, HTML or Word author, or a PDF's tags or outline, declare
-keeps its section apart.
+two; a heading that a
+Markdown, HTML or Word author, or a PDF's tags or outline, declare keeps its section apart.
 """
 
 from __future__ import annotations
