@@ -142,39 +142,3 @@ def test_sections_combine_only_when_they_fit_as_the_packer_renders_them() -> Non
     assert all(chunker.length(c.text) <= 400 for c in chunks)
     (hard,) = [c for c in chunks if c.section_path[-1] == "Hard-restart procedure"]
     assert not hard.continued
-
-
-OPTION_LIST = """\
-Printer settings
-
-Settings > Devices > Printer > Print Quality
-
-Choose how the printer balances speed and detail.
-
-Draft
-Prints fast with less toner, for proofs you read once.
-
-Normal
-Is the default quality for everyday documents.
-
-Best
-Prints slowly at full resolution, for photos and handouts.
-"""
-
-
-def test_by_default_titles_plain_text_tells_by_a_lines_shape_are_combined() -> None:
-    # An option list in plain text: each term over its one-line description reads as a title
-    # by its shape alone. By default the terms' small sections are one chunk, under the first.
-    chunker = ProcedureChunker(ChunkerOptions(chunk_size=400, source_format="text"))
-    chunks = children_of(chunker.chunk(OPTION_LIST, source_id="doc"))
-    holding = [c for c in chunks if "Prints fast" in c.text]
-    assert len(holding) == 1
-    assert all(word in holding[0].text for word in ("Draft", "Normal", "Best", "Prints slowly"))
-    apart = ProcedureChunker(
-        ChunkerOptions(chunk_size=400, source_format="text", combine_small_sections=False)
-    )
-    assert {c.section_path[-1:] for c in children_of(apart.chunk(OPTION_LIST, source_id="doc"))} >= {
-        ("Draft",),
-        ("Normal",),
-        ("Best",),
-    }

@@ -12,11 +12,9 @@ headings of the sections after it become lines of its text, where they stood.
 
 By default (``ChunkerOptions.combine_small_sections=None``) a section joins the run only
 when its heading was inferred from the print: from font size, weight or a rule in a PDF
-without tags or outline, or from the shape of a line in plain text or text extracted from
-pages (hint ``heading_from``): an option list's terms (「Dynamic」 over its one-line
-description) read as titles are one such run. Such a heading may be a step written large, a
-label or a sub-heading of a page given to a screenshot, and its section is often a line or
-two; a heading that a
+without tags or outline, or from the shape of a line in text extracted from pages (hint
+``heading_from``). Such a heading may be a step written large, a label or a sub-heading of
+a page given to a screenshot, and its section is often a line or two; a heading that a
 Markdown, HTML or Word author, or a PDF's tags or outline, declare keeps its section apart.
 """
 

@@ -29,7 +29,6 @@ from procedure_rag._language.numbering import (
     match_step_marker,
 )
 from procedure_rag._language.text import title_case
-from procedure_rag._readers.draft import HEADING_FROM
 from procedure_rag._readers.text_lines import (
     CAPTION,
     CONTINUES_JA,
@@ -344,8 +343,7 @@ class HeadingRules(ABC):
         self.heading(line, line, rest=0, number="", level=level, style=style, last=repeat)
         if rest is not None:
             self.queue[-1].pieces.append((rest.body, rest.end))
-        # The shape of a line is all this rests on: the chunker may combine its small section.
-        self.queue[-1].hints += (("inferred", "true"), ("inferred_by", evidence), (HEADING_FROM, "text"))
+        self.queue[-1].hints += (("inferred", "true"), ("inferred_by", evidence))
         if evidence == "path":
             self.ui_path()
         return True

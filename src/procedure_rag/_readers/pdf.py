@@ -383,7 +383,7 @@ class _Writer:
                 else:
                     kind, level = ElementKind.SECTION_HEADER, self.level + max(element.level, 1)
             hints = (*element.hints, *self._hints(page))
-            if kind is ElementKind.SECTION_HEADER and not element.hint(HEADING_FROM):
+            if kind is ElementKind.SECTION_HEADER:
                 hints = (*hints, (HEADING_FROM, "text"))
             placed = replace(element, kind=kind, level=level, page=page.number, bbox=_box(on_page, page))
             self._add(replace(placed, hints=hints, record_id=f"page {page.number}"))
