@@ -205,18 +205,18 @@ def formatted_headings(
     )
     levels = {c: i + 1 for i, c in enumerate(kept)}
     headings = {element: levels[c] for element, c in classes.items() if c in levels}
-    numbered = _numbered_sections(measured, headings, skipped, step_styles)
-    if numbered:
+    parts = _numbered_sections(measured, headings, skipped, step_styles)
+    if parts:
         # The numbered titles take the level of the highest heading they hold, those one
         # deeper; the one heading before the first of them, if no larger, titles them all.
-        top = min(numbered.values())
+        top = min(parts.values())
         order = {p.element: i for i, p in enumerate(measured)}
-        first = min(order[e] for e in numbered)
+        first = min(order[e] for e in parts)
         before = [e for e in headings if order[e] < first]
         lead = before[0] if len(before) == 1 and headings[before[0]] >= top else None
         shift = 1 + (lead is not None)
         headings = {e: level + shift * (level >= top) for e, level in headings.items()}
-        headings.update(dict.fromkeys(numbered, top + shift - 1))
+        headings.update(dict.fromkeys(parts, top + shift - 1))
         if lead is not None:
             headings[lead] = top
     return {element: min(level, _MAX_LEVEL) for element, level in headings.items()}
