@@ -794,7 +794,11 @@ def test_emanual_guide_section_pages_and_headings(emanual_docs: dict[str, str]) 
     heads = [e.text for e in els if e.kind is K.SECTION_HEADER]
     assert "To view a program on now" in heads
     assert "Other options in the guide" in heads
-    assert "Schedule Viewing" in heads
+    # An option over its one-line description, right before another such pair, is a term of
+    # the options' list, not a section ("Schedule Recording" has a longer description).
+    assert "Schedule Viewing" not in heads
+    assert any("Schedule Viewing You can schedule viewing" in e.text for e in els if e.kind is K.TEXT)
+    assert "Schedule Recording" in heads
     assert not {"Guide", "Press the", "Settings", "Clock"} & set(heads)
 
 
@@ -919,3 +923,39 @@ def test_a_navigation_line_between_sections_is_furniture_not_a_title() -> None:
     assert all(e.text != "Back to top" for e in elements if e.kind is not ElementKind.PAGE_FOOTER)
     titles = [e.text for e in elements if e.kind is ElementKind.SECTION_HEADER]
     assert "Back to top" not in titles
+
+
+OPTIONS = """\
+Print quality
+
+Choose how the printer balances speed and detail.
+
+Draft
+Prints fast with less toner, for proofs you read once.
+
+Normal
+Is the default quality for everyday documents.
+
+Best
+Prints slowly at full resolution, for photos and handouts.
+"""
+
+
+def test_an_option_list_is_text_not_a_section_per_option() -> None:
+    # Each term over its one-sentence description has the shape of a title over a body; a
+    # run of them is a definition list: its terms stay text, the list one block of text.
+    elements = read(OPTIONS)
+    assert [e.text for e in elements if e.kind is K.SECTION_HEADER] == ["Print quality"]
+    assert all(e.kind is K.TEXT for e in elements[1:])
+    assert [e.text.split()[0] for e in elements[2:]] == ["Draft", "Normal", "Best"]
+
+
+def test_a_title_over_a_longer_body_stays_a_title_after_an_option_list() -> None:
+    # A title over a body of two lines is a title, also right after the list's last term.
+    text = (
+        OPTIONS
+        + "\nPaper Trays\nThe printer has two trays. Load plain paper in tray 1 and envelopes in tray 2.\n"
+    )
+    text += "Each tray holds up to 250 sheets of 80 g/m² paper.\n"
+    headings = [e.text for e in read(text) if e.kind is K.SECTION_HEADER]
+    assert headings == ["Print quality", "Paper Trays"]

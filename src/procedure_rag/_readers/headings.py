@@ -129,6 +129,7 @@ class HeadingRules(ABC):
     last_level: int
     block_inferred: bool
     opening: bool
+    term_body: int | None = None  # where the last definition term's description starts
 
     # ----- what the reader provides ----------------------------------------------------------
     @abstractmethod
@@ -318,7 +319,7 @@ class HeadingRules(ABC):
             evidence = self.evidence(line, 1, display_width(s, 61), chain=False)
         else:
             evidence = self.evidence(line, 0, display_width(s, 61), chain=True)
-        if evidence is None:
+        if evidence is None or (evidence == "body" and rest is None and self.definition_term(line)):
             return False
         # Under an open list: a line after one the writer broke off, by the item's own width,
         # not deeper than the list (hard-wrapped text has no indentation to tell a heading
@@ -346,6 +347,43 @@ class HeadingRules(ABC):
         self.queue[-1].hints += (("inferred", "true"), ("inferred_by", evidence))
         if evidence == "path":
             self.ui_path()
+        return True
+
+    def definition_term(self, line: Line) -> bool:
+        """Whether ``line`` is a term of a definition list: each short term over its one-line description.
+
+        An option list ("Dynamic" / "Makes the picture brighter…" / "Standard" / "Is the
+        default mode…") has the shape of titles over bodies, a line each. A term right over
+        a description of one line that ends a sentence, followed by another such pair, or
+        following the description of the term before it, is text, not a section.
+        """
+        described, after = self.peek(0), self.peek(1)
+        one_line = after is None or after.blank_before or _title_like(self.s(after))
+        if (
+            described is None
+            or described.blank_before
+            or not one_line
+            or not ends_sentence(self.tail(described))
+        ):
+            return False
+        if (
+            self.term_body is not None
+            and self.prev_line is not None
+            and self.prev_line.body == self.term_body
+        ):
+            self.term_body = described.body
+            return True
+        term, description = self.peek(1), self.peek(2)
+        if (
+            term is None
+            or description is None
+            or term.blank_before != line.blank_before
+            or not _title_like(self.s(term))
+            or description.blank_before
+            or not ends_sentence(self.tail(description))
+        ):
+            return False
+        self.term_body = described.body
         return True
 
     def wrapped_title(self, line: Line, s: str) -> Line | None:
