@@ -86,6 +86,11 @@ def print_page(work: Path, lang: str, page: str, title: str, out: Path) -> None:
          "--css", str(css), "--metadata", f"title={title}", "--metadata", f"lang={lang}"],
         check=True,
     )  # fmt: skip
+    chromium_pdf(html, out)
+
+
+def chromium_pdf(html: Path, out: Path) -> None:
+    """Chromium's print of ``html`` to ``out``, with the document outline (tags come by default)."""
     subprocess.run(  # noqa: S603 - fixed command
         [tool("chromium"), "--headless", "--no-sandbox", "--disable-gpu",
          "--generate-pdf-document-outline", f"--print-to-pdf={out}", html.as_uri()],

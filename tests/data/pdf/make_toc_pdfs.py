@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from make_chromium_pdfs import CSS, tool  # the sibling script: run from this folder
+from make_chromium_pdfs import CSS, chromium_pdf, tool  # the sibling script: run from this folder
 
 HERE = Path(__file__).resolve().parent
 PAGES = HERE.parent / "hololens"
@@ -108,13 +108,7 @@ def chromium_with_toc(work: Path) -> None:
          "--metadata", "lang=en", "--css", str(css), str(md), "-o", str(html)],
         check=True,
     )  # fmt: skip
-    out = HERE / "hololens-provisioning-en.toc.chromium.pdf"
-    subprocess.run(  # noqa: S603 - fixed command
-        [tool("chromium"), "--headless", "--no-sandbox", "--disable-gpu",
-         "--generate-pdf-document-outline", f"--print-to-pdf={out}", html.as_uri()],
-        check=True, capture_output=True,
-    )  # fmt: skip
-    print(out, out.stat().st_size)  # noqa: T201 - a script's report
+    chromium_pdf(html, HERE / "hololens-provisioning-en.toc.chromium.pdf")
 
 
 def main() -> None:
