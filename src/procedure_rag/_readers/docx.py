@@ -63,6 +63,8 @@ _SKIPPED = frozenset(
 )
 
 DocxSource = bytes | bytearray | str | os.PathLike[str] | IO[bytes]
+#: A paragraph's style names (its own first), heading level and Word numbering (numId, ilvl).
+_StyleFacts = tuple[list[str], int | None, tuple[str, int] | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,6 +251,8 @@ class _Writer(OfficeWriter):
     lists: dict[str, str] = field(default_factory=dict)  # numId -> list id
     items: list[tuple[int, str, str]] = field(default_factory=list)  # open list items: ilvl, id, list id
     formatted: dict[ET.Element, int] = field(default_factory=dict)  # headings by formatting, their levels
+    # Each paragraph's style facts (style_of), found once for the check of the whole file.
+    facts: dict[ET.Element, _StyleFacts] = field(default_factory=dict)
 
     def add(self, draft: ElementDraft, shown: str | None = None) -> str:
         """Append the element, marked as having no page (a .docx has none); its id."""
@@ -275,7 +279,7 @@ class _Writer(OfficeWriter):
             yield style_id, style
             style_id = style.based_on
 
-    def style_of(self, p: ET.Element) -> tuple[list[str], int | None, tuple[str, int] | None]:
+    def style_of(self, p: ET.Element) -> _StyleFacts:
         """A paragraph's style names (its own first), heading level and Word numbering, if any."""
         ppr = p.find(f"{W}pPr")
         style_id = _val(ppr, "pStyle") or ""
@@ -293,19 +297,19 @@ class _Writer(OfficeWriter):
 
     def find_formatted_headings(self, document: ET.Element, body: ET.Element, formats: RunFormats) -> None:
         """Find the headings told by formatting (:mod:`.docx_formatting`): none if a style marks some."""
-        facts = {p: self.style_of(p) for p in document.iter(f"{W}p")}
-        if any(heading is not None or names[0] in _TITLES for names, heading, _ in facts.values()):
+        self.facts = {p: self.style_of(p) for p in document.iter(f"{W}p")}
+        if any(heading is not None or names[0] in _TITLES for names, heading, _ in self.facts.values()):
             return
         self.formatted = formatted_headings(
             body_paragraphs(body),
             formats,
-            numbered=[p for p, (_, _, num) in facts.items() if num is not None],
+            numbered=[p for p, (_, _, num) in self.facts.items() if num is not None],
             step_styles=self.options.step_styles,
         )
 
     def paragraph(self, p: ET.Element) -> None:
         text, extras = _text(p)
-        names, heading, num = self.style_of(p)
+        names, heading, num = self.facts.get(p) or self.style_of(p)
         heading = self.formatted.get(p) if heading is None else heading
         marker = self.numbering.next_marker(*num) if num is not None and text else None
         if text:

@@ -46,6 +46,7 @@ _MAX_LEVEL = 6
 _OFF = frozenset({"0", "false", "off", "none"})
 # Containers whose paragraphs are the body's (content controls, revisions): not tables, not boxes.
 _BODY_CONTAINERS = frozenset(f"{W}{tag}" for tag in ("sdt", "sdtContent", "customXml", "ins", "moveTo"))
+_MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
 _SKIPPED_RUN_PARTS = frozenset(f"{W}{tag}" for tag in ("del", "moveFrom", "instrText", "delText"))
 
 
@@ -129,9 +130,13 @@ class _Paragraph:
 
 
 def _runs(paragraph: ET.Element) -> Iterator[ET.Element]:
+    """The runs whose text the paragraph shows, as the reader's ``_text`` walks them."""
     for child in paragraph:
         if child.tag == f"{W}r":
             yield child
+        elif child.tag == f"{_MC}AlternateContent":  # the first choice only: the fallback repeats it
+            choice = child.find(f"{_MC}Choice")
+            yield from _runs(choice if choice is not None else child)
         elif child.tag not in _SKIPPED_RUN_PARTS and child.tag != f"{W}pPr":
             yield from _runs(child)  # hyperlinks, insertions, fields, content controls
 

@@ -355,7 +355,8 @@ class HeadingRules(ABC):
         An option list ("Dynamic" / "Makes the picture brighter…" / "Standard" / "Is the
         default mode…") has the shape of titles over bodies, a line each. A term right over
         a description of one line that ends a sentence, followed by another such pair, or
-        following the description of the term before it, is text, not a section.
+        following the description of the term before it, is text, not a section. A term
+        found records where its description starts (``term_body``), for the next one.
         """
         described, after = self.peek(0), self.peek(1)
         one_line = after is None or after.blank_before or _title_like(self.s(after))
