@@ -11,18 +11,24 @@ texts and on generated ones made of the characters it looks at:
 * look-alike CJK glyphs replaced where found instead of translating every character;
 * step numbers of the default rules remembered per marker;
 * the offsets of a text's lines, found by one pattern instead of building each line;
-* a line's display width, from its runs of narrow characters instead of a list of its wide ones.
+* a line's display width, from its runs of narrow characters instead of a list of its wide ones;
+* a line's size remembered, so a section sized to decide whether it joins the one before it
+  is not measured again when it is packed.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from langchain_core.documents import Document
 
+from langchain_procedures import ProcedureTextSplitter
 from procedure_rag._chunking import cutting
+from procedure_rag._chunking.lengths import Measure, tiktoken_length
 from procedure_rag._language import numbering
 from procedure_rag._readers import pdf_text, text_lines
 from procedure_rag._readers.text_contents import has_contents_cue
@@ -191,3 +197,58 @@ _WIDTH_TEXT = st.text(
 @given(_WIDTH_TEXT, st.integers(0, 70))
 def test_display_width_counts_wide_characters_twice(text: str, cap: int) -> None:
     assert text_lines.display_width(text, cap) == _display_width_by_wide_chars(text, cap)
+
+
+class _Recording:
+    """The default token counter, recording every text it is given."""
+
+    def __init__(self) -> None:
+        self.tokens = tiktoken_length()
+        self.texts: Counter[str] = Counter()
+
+    def __call__(self, text: str) -> int:
+        self.texts[text] += 1
+        return self.tokens(text)
+
+
+# Two pages of a PDF as a loader gives them, titles told by the shape of their lines: each
+# section is small, so the splitter sizes each one to decide whether it joins the section
+# before it, then packs them.
+_PAGES = [
+    "Replacing the filter\n\nTurn the unit off and unplug it.\nOpen the front cover.\n\n"
+    "Cleaning the tray\n\nPull the tray out and wipe it with a dry cloth.",
+    "Resetting the counter\n\nHold the Reset button for three seconds until the lamp blinks.\n\n"
+    "Checking the seal\n\nLook for cracks along the rubber seal before closing the cover.",
+]
+
+
+def test_each_line_is_measured_once() -> None:
+    recording = _Recording()
+    pages = [
+        Document(page_content=text, metadata={"source": "manual.pdf", "page": i})
+        for i, text in enumerate(_PAGES)
+    ]
+    chunks = ProcedureTextSplitter(length_function=recording).split_documents(pages)
+    assert len(chunks) == 1, "the small sections must be combined, or nothing was sized before packing"
+    assert "Cleaning the tray" in chunks[0].page_content
+    assert "Checking the seal" in chunks[0].page_content
+    twice = {text: n for text, n in recording.texts.items() if n > 1 and text != "\n"}
+    assert not twice, f"measured more than once: {twice}"
+
+
+def test_line_sizes_are_remembered_within_bounds() -> None:
+    calls: list[str] = []
+
+    def length(text: str) -> int:
+        calls.append(text)
+        return len(text.split())
+
+    measure = Measure(length)
+    calls.clear()
+    assert measure.line("one two three") == 3 + measure.newline
+    assert measure.line("one two three") == 3 + measure.newline
+    assert calls == ["one two three"]
+    for i in range(5000):  # far more lines than it keeps: it starts again, never grows past its bound
+        measure.line(f"line {i}")
+    assert len(measure._lines) <= 1024
+    assert measure.line("line 4999") == 2 + measure.newline

@@ -277,13 +277,24 @@ def char_length(text: str) -> int:
     return len(text)
 
 
+#: How many line sizes :class:`Measure` remembers before it starts again: a few sections' lines.
+_LINE_MEMO = 1024
+
+
 class Measure:
-    """The length function, plus the size of a line break and of labels, measured once."""
+    """The length function, plus the size of a line break and of labels, measured once.
+
+    The sizes of the last lines measured are remembered (``length`` must give the same
+    size for the same text, as a token count does): a section whose size decides
+    whether it joins the one before it is measured line by line, then packed, which
+    measures the same lines again.
+    """
 
     def __init__(self, length: Callable[[str], int]) -> None:
         self.length = length
         self.newline = max(length("\n"), 0)
         self._labels: dict[str, int] = {}
+        self._lines: dict[str, int] = {}
         # Tokens are at most this many bytes (and a character is at least one byte), so a
         # text of n characters has at least n / chars_per_unit tokens. Known only for our
         # own token counter; 0 means unknown.
@@ -292,7 +303,13 @@ class Measure:
 
     def line(self, text: str) -> int:
         """Size of ``text`` as one line of a chunk."""
-        return self.length(text) + self.newline
+        lines = self._lines
+        cost = lines.get(text)
+        if cost is None:
+            if len(lines) >= _LINE_MEMO:
+                lines.clear()
+            cost = lines[text] = self.length(text) + self.newline
+        return cost
 
     def surely_over(self, text: str, limit: int, *, line: bool = False) -> bool:
         """Whether ``text`` (as a line when ``line``) is over ``limit`` by its length in characters alone.
