@@ -434,6 +434,8 @@ def _page_chunks(
     options = chunker.options.reader_options
     if running is not None and running.shapes:
         options = replace(options, batch_running_lines=running.shapes)
+    if _from_presentation(metas[0]):
+        options = replace(options, slides=True)
     fmt = _text_of_files(_named_format(chunker, metas[0])) or detect_text_format(
         paged.text, suffix=_suffix(metas[0])
     )
@@ -465,6 +467,24 @@ def _page_chunks(
             paged.text[own[0] : own[1]],
             own[0] - paged.starts[own_first] if own_first == first else None,
         )
+
+
+#: What a presentation program writes in a PDF's ``Creator`` or ``Producer`` (lower case).
+_PRESENTATION_PROGRAMS = ("powerpoint", "impress", "keynote")
+
+
+def _from_presentation(metadata: Mapping[str, Any]) -> bool:
+    """Whether a loader's page metadata says a presentation program wrote the PDF (its pages are slides).
+
+    ``PyPDFLoader`` and ``PyMuPDFLoader`` give ``creator`` and ``producer``,
+    ``PDFPlumberLoader`` ``Creator`` and ``Producer``.
+    """
+    for key, value in metadata.items():
+        if isinstance(value, str) and key.lower() in ("creator", "producer"):
+            program = value.lower()
+            if any(name in program for name in _PRESENTATION_PROGRAMS):
+                return True
+    return False
 
 
 def _watched(running: RunningLineMemory | None, elements: Iterable[LayoutElement]) -> Iterable[LayoutElement]:

@@ -46,7 +46,7 @@ from procedure_rag._readers.text_lines import (
 )
 from procedure_rag._types import ElementKind
 
-__all__ = ["HeadingRules", "short_title"]
+__all__ = ["HeadingRules", "short_title", "title_like"]
 
 _DEFINITION = re.compile(r"[^:：.。]{1,40}[:：]\s")
 # Step styles whose single-level numbers ("1.", "(1)", "1)") may also number headings.
@@ -76,7 +76,7 @@ def short_title(s: str, max_width: int) -> bool:
     )
 
 
-def _title_like(s: str, max_width: int = 60) -> bool:
+def title_like(s: str, max_width: int = 60) -> bool:
     """Whether ``s`` may be an unnumbered heading: short, no sentence, no label, no dangling word."""
     first = s[0]
     return (
@@ -130,6 +130,7 @@ class HeadingRules(ABC):
     block_inferred: bool
     opening: bool
     term_body: int | None = None  # where the last definition term's description starts
+    slides: bool = False  # the text's pages are a presentation's slides (see ``slide_titles``)
 
     # ----- what the reader provides ----------------------------------------------------------
     @abstractmethod
@@ -308,12 +309,15 @@ class HeadingRules(ABC):
         return lines >= 3 and paragraphs >= 2 and sentence
 
     def try_inferred_heading(self, line: Line) -> bool:
-        """A short title-like line, told apart from text by what follows it (see :meth:`evidence`)."""
-        if not self.closed_before(line):
+        """A short title-like line, told apart from text by what follows it (see :meth:`evidence`).
+
+        Never in a presentation's text, whose titles are its slides' (``slides``).
+        """
+        if self.slides or not self.closed_before(line):
             return False
         s = self.s(line)
         rest = self.wrapped_title(line, s)
-        if rest is None and not _title_like(s):
+        if rest is None and not title_like(s):
             return False
         if rest is not None:
             evidence = self.evidence(line, 1, display_width(s, 61), chain=False)
@@ -359,7 +363,7 @@ class HeadingRules(ABC):
         found records where its description starts (``term_body``), for the next one.
         """
         described, after = self.peek(0), self.peek(1)
-        one_line = after is None or after.blank_before or _title_like(self.s(after))
+        one_line = after is None or after.blank_before or title_like(self.s(after))
         if (
             described is None
             or described.blank_before
@@ -379,7 +383,7 @@ class HeadingRules(ABC):
             term is None
             or description is None
             or term.blank_before != line.blank_before
-            or not _title_like(self.s(term))
+            or not title_like(self.s(term))
             or description.blank_before
             or not ends_sentence(self.tail(description))
         ):
@@ -405,7 +409,7 @@ class HeadingRules(ABC):
         if display_width(s2, 61) * 2 > display_width(s, 121):
             return None
         joiner = "" if is_cjk(s[-1]) or is_cjk(s2[0]) or not s.isascii() else " "
-        return nxt if _title_like(s + joiner + s2, 100) else None
+        return nxt if title_like(s + joiner + s2, 100) else None
 
     def set_apart(self, line: Line) -> bool:
         """Whether a blank line, or the start of a whole text, is before ``line``.
@@ -465,7 +469,7 @@ class HeadingRules(ABC):
             chain
             and self.set_apart(line)
             and not nxt.blank_before
-            and _title_like(s)
+            and title_like(s)
             and self.evidence(nxt, k + 1, display_width(s, 61), chain=False) is not None
         )
         return "heading" if chained else None
@@ -585,7 +589,7 @@ class HeadingRules(ABC):
 
     def row_like(self, s: str) -> bool:
         """Whether ``s`` may be a table row of page text: title-like and under half the column."""
-        return _title_like(s) and display_width(s, self.wrap) * 2 < self.wrap
+        return title_like(s) and display_width(s, self.wrap) * 2 < self.wrap
 
     def opens_paragraph(self, b1: Line, k: int, width: int) -> bool:
         """Whether look-ahead line ``k`` (``b1``) can be the first line of a body paragraph."""

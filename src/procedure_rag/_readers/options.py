@@ -58,6 +58,10 @@ class ReaderOptions:
             plain-text reader takes a line of that shape at that edge of a page as running
             too, which a one-page document cannot show by repetition. Set by the framework
             adapters (:mod:`procedure_rag._chunking.framework_documents`), empty otherwise.
+        slides: Whether the text's pages (joined by form feeds) are a presentation's slides:
+            the plain-text reader then takes the first line of each page, when it can be a
+            title, as the slide's title. Set by the framework adapters from the loader's
+            metadata (a PDF a presentation program wrote), ``False`` otherwise.
     """
 
     step_styles: tuple[StepStyle, ...] = DEFAULT_STEP_STYLES
@@ -70,6 +74,7 @@ class ReaderOptions:
     include_hidden_slides: bool = False
     include_speaker_notes: bool = True
     batch_running_lines: frozenset[tuple[str, str]] = frozenset()
+    slides: bool = False
 
 
 #: The options a reader uses when it is given none.

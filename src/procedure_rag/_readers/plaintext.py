@@ -57,9 +57,9 @@ from procedure_rag._language.numbering import (
 )
 from procedure_rag._readers.draft import element_id_for, list_id_for
 from procedure_rag._readers.furniture_rules import CONTENTS_HINTS, NAVIGATION_HINTS, is_navigation
-from procedure_rag._readers.headings import HeadingRules
 from procedure_rag._readers.options import DEFAULT_READER_OPTIONS, ReaderOptions
 from procedure_rag._readers.pdf_text import same_length_lookalikes
+from procedure_rag._readers.slide_titles import SlideTitles
 from procedure_rag._readers.text_lines import (
     CONTINUES_JA,
     CONTINUES_LINE,
@@ -116,7 +116,7 @@ _JA_FOLLOWING = re.compile(r"(?:次の|以下の|下記の)[^。！？]{0,24}。
 _FURNITURE = frozenset({ElementKind.PAGE_HEADER, ElementKind.PAGE_FOOTER})
 
 
-class _Reader(HeadingRules):
+class _Reader(SlideTitles):
     """One pass over the lines of one text; yields elements in reading order."""
 
     def __init__(
@@ -128,8 +128,10 @@ class _Reader(HeadingRules):
         *,
         whole: bool = True,
         batch_running: frozenset[tuple[str, str]] = frozenset(),
+        slides: bool = False,
     ) -> None:
         self.text = text
+        self.slides = slides
         self.whole = whole  # a whole text, not a run inside a file whose headings it shows
         self.source_id = source_id
         self.step_styles = step_styles
@@ -212,6 +214,8 @@ class _Reader(HeadingRules):
             yield self.element(self.queue.popleft())
 
     def feed(self, line: Line, width: int) -> None:
+        if line.page_top:
+            self.slide_top = True
         furniture = self.pages.furniture.get(line.body)
         if furniture is not None:
             self.new_block(furniture, line, [(line.body, line.end)], done=True)
@@ -230,6 +234,9 @@ class _Reader(HeadingRules):
             return
         if self.cur is not None and self.cur.hints == CONTENTS_HINTS:
             self.close_cur()  # what follows contents lines is never part of them
+        if self.at_slide_top(line) and self.try_slide_title(line):
+            self.prev_line = line
+            return
         # One regex call rules out rules, notes and heading numbers on ordinary lines.
         special = self.special is None or self.special.match(line.head) is not None
         prev = self.prev_line
@@ -680,6 +687,7 @@ def _elements(text: str, source_id: str, options: ReaderOptions, *, whole: bool)
         options.heading_styles,
         whole=whole,
         batch_running=options.batch_running_lines if whole else frozenset(),
+        slides=options.slides and whole,
     ).run()
 
 

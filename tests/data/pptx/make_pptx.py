@@ -31,6 +31,10 @@ Four kinds of deck, each made by a tool from a text source:
   with sub-steps, a picture with alt text, grouped labels, a table with a merged
   cell, speaker notes, and a hidden slide): what pandoc cannot write.
 
+And the PDFs a presentation program writes (Impress's ``Creator``), for the slide titles of
+page text: :data:`SLIDE_PDFS`, each deck above exported by LibreOffice Impress
+(``soffice --headless --convert-to pdf``) to ``tests/data/pdf/<name>.impress.pdf``.
+
 pandoc runs with ``SOURCE_DATE_EPOCH=0`` (the dates in the deck's properties); the times of
 some zip entries, and LibreOffice's output, still change from run to run.
 """
@@ -55,6 +59,8 @@ PAGES = {
     "hololens-recovery-en.pptx": "hololens/en/hololens-recovery.md",
     "hololens-recovery-ja.pptx": "hololens/ja/hololens-recovery.md",
 }
+#: Decks exported as PDFs to tests/data/pdf/ (``<name>.impress.pdf``).
+SLIDE_PDFS = ("hololens-recovery-en", "hololens-recovery-ja", "hololens-restart-deck-en", "hololens-restart-deck-ja")
 #: fixture name -> the deck's pandoc Markdown, written from the recovery page's text (CC BY 4.0, © Microsoft).
 DECKS = {
     "hololens-restart-deck-en": """\
@@ -199,13 +205,13 @@ def make_deck(stem: str, markdown: str) -> None:
     subprocess.run(command, input=markdown, text=True, check=True, env=_ENV)  # noqa: S603 - fixed command
 
 
-def libreoffice(source: Path, target: Path) -> None:
-    """``source`` converted to .pptx by LibreOffice Impress, written to ``target``."""
+def libreoffice(source: Path, target: Path, to: str = "pptx") -> None:
+    """``source`` converted to ``to`` (.pptx, .pdf) by LibreOffice Impress, written to ``target``."""
     with tempfile.TemporaryDirectory() as tmp:
         command = ["soffice", "--headless", f"-env:UserInstallation=file://{tmp}/profile"]
-        command += ["--convert-to", "pptx", "--outdir", tmp, str(source)]
+        command += ["--convert-to", to, "--outdir", tmp, str(source)]
         subprocess.run(command, check=True, capture_output=True)  # noqa: S603 - fixed command
-        shutil.move(Path(tmp, source.stem + ".pptx"), target)
+        shutil.move(Path(tmp, f"{source.stem}.{to}"), target)
 
 
 # ----- the flat ODF presentation for LibreOffice ----------------------------------------------------
@@ -353,3 +359,5 @@ if __name__ == "__main__":
         fodp = Path(folder, f"{TROUBLESHOOT}.fodp")
         fodp.write_text(troubleshoot_fodp(), encoding="utf-8")
         libreoffice(fodp, HERE / f"{TROUBLESHOOT}.pptx")
+    for deck in SLIDE_PDFS:
+        libreoffice(HERE / f"{deck}.pptx", DATA / "pdf" / f"{deck}.impress.pdf", to="pdf")
