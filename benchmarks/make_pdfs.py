@@ -14,6 +14,12 @@ Each Markdown page of ``../shared/data/hololens/{en,ja}/`` becomes:
 - ``libreoffice-pdf``: that Word file exported by LibreOffice headless as a tagged PDF with
   bookmarks (``UseTaggedPDF``, ``ExportBookmarks``): outline, tags and a running header
   and footer on every page.
+- ``impress-pdf``: a slide deck, as a PDF a presentation program writes (its ``Creator`` is
+  ``Impress``): pandoc makes a PowerPoint file of the page (``--slide-level=3``: the page's
+  ``#`` and ``##`` headings are section slides, each ``###`` a slide, the page title the
+  title slide's), which LibreOffice Impress exports as PDF. pandoc does not cut a slide
+  whose text runs past its bottom: such text goes on below the slide, where PDF text
+  extraction still finds it.
 
 Pictures are left out (the shared pages come without their image files); a GitHub alert
 (``> [!NOTE]``) is printed with the label Microsoft Learn shows (Note / 注意 ...). The
@@ -27,7 +33,8 @@ made again only when its source, the recipe or the tool changed. ``benchmarks/re
     python benchmarks/make_pdfs.py [--variants chromium-pdf libreoffice-pdf pandoc-docx] [--langs en ja]
 
 Needs ``pandoc`` and ``chromium`` (Debian packages), and ``soffice`` from Debian's
-``libreoffice-writer-nogui`` for ``libreoffice-pdf``. Licence of the pages: CC BY 4.0,
+``libreoffice-writer-nogui`` for ``libreoffice-pdf`` and ``libreoffice-impress-nogui`` for
+``impress-pdf``. Licence of the pages: CC BY 4.0,
 © Microsoft (``../shared/data/hololens/LICENSE``).
 """
 
@@ -50,8 +57,8 @@ DEFAULT_OUT = HERE / ".cache" / "made-docs"
 DEFAULT_PAGES = HERE.parents[1] / "shared" / "data" / "hololens"
 #: Bump when the way a file is made changes: every file is made again.
 RECIPE = 1
-VARIANTS = ("chromium-pdf", "libreoffice-pdf", "pandoc-docx")
-SUFFIX = {"chromium-pdf": ".pdf", "libreoffice-pdf": ".pdf", "pandoc-docx": ".docx"}
+VARIANTS = ("chromium-pdf", "libreoffice-pdf", "pandoc-docx", "impress-pdf")
+SUFFIX = {"chromium-pdf": ".pdf", "libreoffice-pdf": ".pdf", "pandoc-docx": ".docx", "impress-pdf": ".pdf"}
 LANGS = ("en", "ja")
 _FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
 _TITLE = re.compile(r"^title:\s*(.+?)\s*$", re.MULTILINE)
@@ -136,6 +143,8 @@ def tool_versions(variants: Iterable[str]) -> dict[str, str]:
         wanted["chromium"] = ("chromium", "chromium", "--version")
     if "libreoffice-pdf" in variants:
         wanted["soffice"] = ("soffice", "libreoffice-writer-nogui", "--version")
+    if "impress-pdf" in variants:
+        wanted["soffice"] = ("soffice", "libreoffice-impress-nogui", "--version")
     return {
         key: _run([_tool(name, package), flag]).splitlines()[0].strip()
         for key, (name, package, flag) in wanted.items()
@@ -235,7 +244,9 @@ def _print_pdf(chromium: str, html: Path, out: Path, profile: Path) -> None:
         raise RuntimeError(msg)
 
 
-def _export_pdfs(soffice: str, docx: Sequence[Path], outdir: Path, work: Path) -> None:
+def _export_pdfs(
+    soffice: str, docx: Sequence[Path], outdir: Path, work: Path, *, export: str = "writer_pdf_Export"
+) -> None:
     options = {"UseTaggedPDF": True, "ExportBookmarks": True}
     spec = json.dumps({k: {"type": "boolean", "value": str(v).lower()} for k, v in options.items()})
     _run(
@@ -244,7 +255,7 @@ def _export_pdfs(soffice: str, docx: Sequence[Path], outdir: Path, work: Path) -
             f"-env:UserInstallation={(work / 'lo-profile').as_uri()}",
             "--headless",
             "--convert-to",
-            f"pdf:writer_pdf_Export:{spec}",
+            f"pdf:{export}:{spec}",
             "--outdir",
             str(outdir),
             *map(str, docx),
@@ -350,6 +361,21 @@ def _make_language(out: Path, lang: str, todo: dict[str, list[Path]], tools: _To
         files = [out / "pandoc-docx" / lang / f"{s.stem}.docx" for s in todo["libreoffice-pdf"]]
         _export_pdfs(soffice, files, target, tools.work)
         _note(log, f"libreoffice-pdf [{lang}]: {len(files)} PDFs")
+    if todo.get("impress-pdf"):
+        soffice = _tool("soffice", "libreoffice-impress-nogui")
+        target = out / "impress-pdf" / lang
+        target.mkdir(parents=True, exist_ok=True)
+        decks = tools.work / "pptx" / lang
+        decks.mkdir(parents=True, exist_ok=True)
+        files = []
+        for source in todo["impress-pdf"]:
+            title = page_markdown(source)[1]
+            deck = decks / f"{source.stem}.pptx"
+            extra = ["--slide-level=3", "--metadata", f"title={title}"]
+            _pandoc(tools.pandoc, source, lang=lang, work=tools.work, to="pptx", out=deck, extra=extra)
+            files.append(deck)
+        _export_pdfs(soffice, files, target, tools.work, export="impress_pdf_Export")
+        _note(log, f"impress-pdf [{lang}]: {len(files)} PDFs")
     if todo.get("chromium-pdf"):
         chromium = _tool("chromium", "chromium")
         target = out / "chromium-pdf" / lang
@@ -366,7 +392,7 @@ def _make_language(out: Path, lang: str, todo: dict[str, list[Path]], tools: _To
 
 
 def _tool_of(variant: str, versions: dict[str, str]) -> str:
-    tool = {"chromium-pdf": "chromium", "libreoffice-pdf": "soffice"}.get(variant)
+    tool = {"chromium-pdf": "chromium", "libreoffice-pdf": "soffice", "impress-pdf": "soffice"}.get(variant)
     return " + ".join(v for v in (versions["pandoc"], versions.get(tool or "", "")) if v)
 
 

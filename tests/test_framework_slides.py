@@ -76,6 +76,19 @@ def test_japanese_slide_titles_are_sections(splitter: ProcedureTextSplitter) -> 
     assert "ハード再起動の手順標準" not in hard
 
 
+def test_a_procedure_over_two_slides_stays_one(splitter: ProcedureTextSplitter) -> None:
+    """The second slide's title is the first's again, marked 「（続き）」: the list goes on."""
+    chunks = splitter.split_documents(_pages("hololens-restart-deck-ja.impress.pdf"))
+    paths = _paths(chunks)
+    assert not [path for path in paths if any("続き" in heading for heading in path)]
+    hard = chunks[paths.index(["デバイスを再起動します", "ハード再起動の手順"])]
+    steps = read_metadata(hard.metadata)["steps"]
+    # Step 2 is printed 「2.[ ボリュームダウン ]」, the space before the bracket lost.
+    assert [step["number"] for step in steps] == ["1.", "2.", "3.", "4."]
+    assert "ハード再起動の手順（続き）" not in hard.page_content
+    assert "メモ: 可能であれば" in hard.page_content  # the second slide's note
+
+
 def test_the_same_text_from_a_word_processor_keeps_the_text_rules(splitter: ProcedureTextSplitter) -> None:
     pages = _with_creator(_pages("hololens-restart-deck-ja.impress.pdf"), "Writer")
     paths = _paths(splitter.split_documents(pages))

@@ -5,18 +5,25 @@ slide opens with its title. Its extracted text shows none of the size that sets 
 title apart, and a slide's few lines give the rules of :mod:`procedure_rag._readers.headings`
 little to go on: a title over a single paragraph, a Japanese title ending like a sentence
 (「デバイスを再起動します」), a slide holding nothing but a section's title. When the
-reader is told the pages are slides (``ReaderOptions.slides``), the first line of each page,
-running lines aside, is the slide's title when it can be a title: short, no sentence, no
-label, not numbered (a numbered title is left to the heading-number rules), and not the
-first line of a paragraph the wrapping broke (the next line's first word would not have fit
-on it); or such a title wrapped over two lines (the first ending mid-phrase, 「…の」 or
-"… of", or the second going on from it, 「…また」「は回復する」, or both in capitals). A slide with nothing
-but its title is a section slide: the titles of the slides with content after it are one
-level below it. A page break also ends whatever block the page before left open: a slide's
-text never goes on from the slide before it. Inside a slide no title is guessed from the
-shape of a line (:meth:`~procedure_rag._readers.headings.HeadingRules.try_inferred_heading`):
-a slide's text is wrapped narrow with no blank line between its paragraphs, and the first
-line of a paragraph looks like a title over a body; numbered headings stay.
+reader is told the pages are slides (``ReaderOptions.slides``):
+
+- the first line of each page, running lines aside, is the slide's title when it can be a
+  title: short, no sentence, no label, not numbered (a numbered title is left to the
+  heading-number rules), and not the first line of a paragraph the wrapping broke (the next
+  line's first word would have fit on it); or such a title wrapped over two lines (the first
+  ending mid-phrase, 「…の」 or "… of", the second going on from it, 「…また」「は回復する」,
+  or both in capitals);
+- a slide with nothing but its title is a section slide: the titles of the slides with
+  content after it are one level below it;
+- a slide whose title is the one before it again, marked as going on or not
+  (``(continued)``, 「（続き）」, ``(2/2)``), goes on from that slide: its title is printed
+  again as a running header is, and the section and its list go on;
+- a page break ends whatever block the page before left open: a slide's text never goes
+  on from the slide before it;
+- inside a slide no title is guessed from the shape of a line
+  (:meth:`~procedure_rag._readers.headings.HeadingRules.try_inferred_heading`): a slide's
+  text is wrapped narrow with no blank line between its paragraphs, and the first line of a
+  paragraph looks like a title over a body; numbered headings stay.
 """
 
 from __future__ import annotations
@@ -24,8 +31,10 @@ from __future__ import annotations
 from abc import abstractmethod
 
 from procedure_rag._language.numbering import match_heading_number
+from procedure_rag._language.text import title_key
 from procedure_rag._readers.headings import HeadingRules, title_like
 from procedure_rag._readers.text_lines import CONTINUES_JA, Line, ends_with_connector, is_cjk
+from procedure_rag._types import ElementKind
 
 __all__ = ["SlideTitles"]
 
@@ -42,6 +51,7 @@ class SlideTitles(HeadingRules):
 
     slide_top: bool = True  # no line of the current page read yet, running lines aside
     section_slides: bool = False  # a slide holding only its title has been read
+    slide_title: str = ""  # the last slide title read (title_key)
 
     @abstractmethod
     def close_cur(self) -> None:
@@ -60,9 +70,32 @@ class SlideTitles(HeadingRules):
         """``line``, the first of a slide, as the slide's title (see the module docstring)."""
         if self.marker(line) is not None or match_heading_number(line.head, self.heading_styles) is not None:
             return False
+        found = self._title_lines(line)
+        if found is None:
+            return False
+        rest = found[0]
+        if rest is not None:
+            self.take()
+        key = title_key(self.s(line) if rest is None else self.s(line) + self.s(rest))
+        if key == self.slide_title:
+            # The slide before goes on: its title printed again, as a running header is.
+            last = rest or line
+            self.new_block(ElementKind.PAGE_HEADER, line, [(line.body, last.end)], done=True)
+            self.queue[-1].last = last
+            self.prev_closed = True
+            return True
+        self.slide_title = key
+        style, level = self._level()  # the title's lines taken: what follows it
+        self.heading(line, line, rest=0, number="", level=level, style=style, last=rest)
+        if rest is not None:
+            self.queue[-1].pieces.append((rest.body, rest.end))
+        self.queue[-1].hints += (("inferred", "true"), ("inferred_by", "slide"))
+        return True
+
+    def _title_lines(self, line: Line) -> tuple[Line | None] | None:
+        """``(second line,)`` of the title ``line`` opens (``None``: one line), or ``None`` for no title."""
         s = self.s(line)
         nxt = self.peek(0)
-        rest = None
         if (
             nxt is not None
             and not nxt.page_top
@@ -78,26 +111,17 @@ class SlideTitles(HeadingRules):
             ):
                 # The line goes on: a title wrapped over two lines, or a paragraph's first line.
                 joiner = "" if is_cjk(s[-1]) or is_cjk(s2[0]) else " "
-                if not title_like(s + joiner + s2, _WRAPPED_WIDTH):
-                    return False
-                rest = nxt
-            elif not self.hard_break(line, nxt, self.wrap):
-                return False  # the wrapping broke the line: a paragraph's first line
-        if rest is None and not title_like(s, _TITLE_WIDTH):
-            return False
-        k = 1 if rest is not None else 0
+                return (nxt,) if title_like(s + joiner + s2, _WRAPPED_WIDTH) else None
+            if not self.hard_break(line, nxt, self.wrap):
+                return None  # the wrapping broke the line: a paragraph's first line
+        return (None,) if title_like(s, _TITLE_WIDTH) else None
+
+    def _level(self) -> tuple[str, int]:
+        """The title's style and level: a section slide's (nothing after it on its page) or a slide's."""
+        k = 0
         while (after := self.peek(k)) is not None and not after.page_top and self.pages.apart(after.body):
             k += 1
-        alone = after is None or after.page_top
-        if alone:
+        if after is None or after.page_top:
             self.section_slides = True
-            style, level = "slide-section", 1
-        else:
-            style, level = "slide", 2 if self.section_slides else 1
-        if rest is not None:
-            self.take()
-        self.heading(line, line, rest=0, number="", level=level, style=style, last=rest)
-        if rest is not None:
-            self.queue[-1].pieces.append((rest.body, rest.end))
-        self.queue[-1].hints += (("inferred", "true"), ("inferred_by", "slide"))
-        return True
+            return "slide-section", 1
+        return "slide", 2 if self.section_slides else 1

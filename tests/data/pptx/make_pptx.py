@@ -60,7 +60,12 @@ PAGES = {
     "hololens-recovery-ja.pptx": "hololens/ja/hololens-recovery.md",
 }
 #: Decks exported as PDFs to tests/data/pdf/ (``<name>.impress.pdf``).
-SLIDE_PDFS = ("hololens-recovery-en", "hololens-recovery-ja", "hololens-restart-deck-en", "hololens-restart-deck-ja")
+SLIDE_PDFS = (
+    "hololens-recovery-en",
+    "hololens-recovery-ja",
+    "hololens-restart-deck-en",
+    "hololens-restart-deck-ja",
+)
 #: fixture name -> the deck's pandoc Markdown, written from the recovery page's text (CC BY 4.0, © Microsoft).
 DECKS = {
     "hololens-restart-deck-en": """\
