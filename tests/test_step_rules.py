@@ -38,9 +38,6 @@ LEX = {"en": ENGLISH, "ja": JAPANESE}
         ("⑤ 待ちます。", "⑤", True, "待ちます。"),
         ("⑩設定を保存します。", "⑩", True, "設定を保存します。"),
         ("⑳最後に閉じます。", "⑳", True, "最後に閉じます。"),
-        # PDF text drops the space between a number and a button's bracket (an Impress deck's page text).
-        ("2.[ 電源] ボタンを 15 秒間押し続けます。", "2.", True, "[ 電源] ボタンを 15 秒間押し続けます。"),
-        ("1.「設定」を開きます。", "1.", True, "「設定」を開きます。"),
         ("❶ 電源を入れます。", "❶", True, "電源を入れます。"),
         ("(1) Enter the password.", "(1)", True, "Enter the password."),
         ("(12) Enter the password.", "(12)", True, "Enter the password."),

@@ -38,12 +38,9 @@ _CIRCLED = "\u2460-\u2473\u2776-\u277f\u24eb-\u24f4"  # ①-⑳ ❶-❿ ⓫-⓴
 _GAP = r"(?:[ \t\u3000]+|(?=[^\s]))"
 _KANA_KANJI = "\u3040-\u30ff\u3400-\u9fff"
 _KATAKANA_KANJI = "\u30a0-\u30ff\u3400-\u9fff"  # no hiragana: what particles are written in
-# After "1.": a space, or, in Japanese text, the step's first word ("1.設定を開く", "5.SAVEボタンを押す")
-# or the bracket of a button's name ("2.[ 電源] ボタンを押す", "1.「設定」を開く": PDF text drops the
-# space before it); never a Latin word alone ("3.Net", "1.5 GB") nor a particle ("1.で設定した").
-_DOTTED_GAP = (
-    rf"(?:[ \t\u3000]+|(?=[{_KATAKANA_KANJI}]|[A-Za-z][A-Za-z0-9_-]*[ \u3000]?[{_KANA_KANJI}]|[\[［「『【]))"
-)
+# After "1.": a space, or, in Japanese text, the step's first word ("1.設定を開く", "5.SAVEボタンを押す");
+# never a Latin word alone ("3.Net", "1.5 GB") nor a particle ("1.で設定した": step 1 named).
+_DOTTED_GAP = rf"(?:[ \t\u3000]+|(?=[{_KATAKANA_KANJI}]|[A-Za-z][A-Za-z0-9_-]*[ \u3000]?[{_KANA_KANJI}]))"
 
 
 @dataclass(frozen=True, slots=True)
