@@ -10,7 +10,7 @@ reader is told the pages are slides (``ReaderOptions.slides``):
 - the first line of each page, running lines aside, is the slide's title when it can be a
   title: short, no sentence, no label, not numbered (a numbered title is left to the
   heading-number rules), and not the first line of a paragraph the wrapping broke (the next
-  line's first word would have fit on it); or such a title wrapped over two lines (the first
+  line's first word would not have fit on it); or such a title wrapped over two lines (the first
   ending mid-phrase, 「…の」 or "… of", the second going on from it, 「…また」「は回復する」,
   or both in capitals);
 - a slide with nothing but its title is a section slide: the titles of the slides with
