@@ -60,6 +60,8 @@ RECIPE = 1
 VARIANTS = ("chromium-pdf", "libreoffice-pdf", "pandoc-docx", "impress-pdf")
 SUFFIX = {"chromium-pdf": ".pdf", "libreoffice-pdf": ".pdf", "pandoc-docx": ".docx", "impress-pdf": ".pdf"}
 LANGS = ("en", "ja")
+#: The Debian package with the LibreOffice part a variant needs.
+_OFFICE_PACKAGES = {"libreoffice-pdf": "libreoffice-writer-nogui", "impress-pdf": "libreoffice-impress-nogui"}
 _FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
 _TITLE = re.compile(r"^title:\s*(.+?)\s*$", re.MULTILINE)
 _TIMEOUT = 180
@@ -141,10 +143,9 @@ def tool_versions(variants: Iterable[str]) -> dict[str, str]:
     wanted = {"pandoc": ("pandoc", "pandoc", "--version")}
     if "chromium-pdf" in variants:
         wanted["chromium"] = ("chromium", "chromium", "--version")
-    if "libreoffice-pdf" in variants:
-        wanted["soffice"] = ("soffice", "libreoffice-writer-nogui", "--version")
-    if "impress-pdf" in variants:
-        wanted["soffice"] = ("soffice", "libreoffice-impress-nogui", "--version")
+    office = [p for v, p in _OFFICE_PACKAGES.items() if v in variants]
+    if office:
+        wanted["soffice"] = ("soffice", " ".join(office), "--version")
     return {
         key: _run([_tool(name, package), flag]).splitlines()[0].strip()
         for key, (name, package, flag) in wanted.items()
