@@ -140,3 +140,24 @@ def test_a_real_powerpoint_pdf(splitter: ProcedureTextSplitter) -> None:
     assert ["Setting samples", "1. はじめに"] in paths
     assert ["Setting samples", "1.2 連携サービスとの動作確認"] in paths
     assert ["Setting samples", "2.1 ITAの準備"] in paths
+
+
+def test_a_wrapped_title_printed_again_goes_on(splitter: ProcedureTextSplitter) -> None:
+    """A title slide, then the same title on a section slide in capitals, wrapped over two lines.
+
+    The first three pages, as ``PyPDFLoader`` gives them, of the HoloLens network page made into
+    an Impress deck (``benchmarks/make_pdfs.py --variants impress-pdf``): the wrapped title is
+    compared as it reads, its lines joined by a space, so it is the title slide's again.
+    """
+    meta = {"producer": "LibreOffice 7.4", "creator": "Impress", "source": "hololens-network.pdf"}
+    texts = [
+        "Connect HoloLens to a network",
+        "CONNECT HOLOLENS TO A \nNETWORK",
+        "T o do most things on your HoloLens, you have to be \nconnected to a network. HoloLens contains a \n"
+        "802.11ac-capable, 2x2 Wi-Fi radio.",
+    ]
+    pages = [Document(page_content=t, metadata={**meta, "page": i}) for i, t in enumerate(texts)]
+    (chunk,) = splitter.split_documents(pages)
+    assert list(read_metadata(chunk.metadata)["section_path"]) == ["Connect HoloLens to a network"]
+    assert "CONNECT HOLOLENS" not in chunk.page_content
+    assert "connected to a network" in chunk.page_content

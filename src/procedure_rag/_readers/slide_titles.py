@@ -70,13 +70,13 @@ class SlideTitles(HeadingRules):
         """``line``, the first of a slide, as the slide's title (see the module docstring)."""
         if self.marker(line) is not None or match_heading_number(line.head, self.heading_styles) is not None:
             return False
-        found = self._title_lines(line)
+        found = self._title(line)
         if found is None:
             return False
-        rest = found[0]
+        title, rest = found
         if rest is not None:
             self.take()
-        key = title_key(self.s(line) if rest is None else self.s(line) + self.s(rest))
+        key = title_key(title)
         if key == self.slide_title:
             # The slide before goes on: its title printed again, as a running header is.
             last = rest or line
@@ -92,8 +92,8 @@ class SlideTitles(HeadingRules):
         self.queue[-1].hints += (("inferred", "true"), ("inferred_by", "slide"))
         return True
 
-    def _title_lines(self, line: Line) -> tuple[Line | None] | None:
-        """``(second line,)`` of the title ``line`` opens (``None``: one line), or ``None`` for no title."""
+    def _title(self, line: Line) -> tuple[str, Line | None] | None:
+        """The title ``line`` opens and its second line (``None``: one line); ``None`` for no title."""
         s = self.s(line)
         nxt = self.peek(0)
         if (
@@ -110,11 +110,11 @@ class SlideTitles(HeadingRules):
                 or (s.isupper() and s2.isupper())
             ):
                 # The line goes on: a title wrapped over two lines, or a paragraph's first line.
-                joiner = "" if is_cjk(s[-1]) or is_cjk(s2[0]) else " "
-                return (nxt,) if title_like(s + joiner + s2, _WRAPPED_WIDTH) else None
+                joined = s + ("" if is_cjk(s[-1]) or is_cjk(s2[0]) else " ") + s2
+                return (joined, nxt) if title_like(joined, _WRAPPED_WIDTH) else None
             if not self.hard_break(line, nxt, self.wrap):
                 return None  # the wrapping broke the line: a paragraph's first line
-        return (None,) if title_like(s, _TITLE_WIDTH) else None
+        return (s, None) if title_like(s, _TITLE_WIDTH) else None
 
     def _level(self) -> tuple[str, int]:
         """The title's style and level: a section slide's (nothing after it on its page) or a slide's."""
