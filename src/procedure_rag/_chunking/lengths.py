@@ -282,7 +282,7 @@ _LINE_MEMO = 1024
 
 
 class Measure:
-    """The length function, plus the size of a line break and of labels, measured once.
+    """The length function, plus the size of a line break, measured once.
 
     The sizes of the last lines measured are remembered (``length`` must give the same
     size for the same text, as a token count does): a section whose size decides
@@ -293,7 +293,6 @@ class Measure:
     def __init__(self, length: Callable[[str], int]) -> None:
         self.length = length
         self.newline = max(length("\n"), 0)
-        self._labels: dict[str, int] = {}
         self._lines: dict[str, int] = {}
         # Tokens are at most this many bytes (and a character is at least one byte), so a
         # text of n characters has at least n / chars_per_unit tokens. Known only for our
@@ -320,10 +319,3 @@ class Measure:
         if not self.chars_per_unit:
             return False
         return len(text) > self.chars_per_unit * (limit - (self.newline if line else 0))
-
-    def label(self, text: str) -> int:
-        """Size of a short label line, measured once per label."""
-        cost = self._labels.get(text)
-        if cost is None:
-            cost = self._labels[text] = self.line(text)
-        return cost

@@ -260,7 +260,7 @@ class _Packer:
         body = el.text if el.kind is ElementKind.LIST_ITEM and text.endswith(el.text) else text.lstrip()
         first_prefix = text[: len(text) - len(body)]
         later_prefix = f"{indent}{self.lexicon.continued_label} "
-        room = self.avail - reserve - max(self.m.label(first_prefix), self.m.label(later_prefix))
+        room = self.avail - reserve - max(self.m.line(first_prefix), self.m.line(later_prefix))
         # A blank piece joins its neighbour rather than being dropped: the pieces must tile
         # ``body`` for their source spans to line up (and a blank line is no chunk line).
         pieces: list[str] = []
@@ -654,7 +654,7 @@ def pack_section(
     if header_size is None:
         header_size = measure.line(header) if header else 0
     header_cost = header_size if header else 0
-    header_cost += measure.label(f" {lexicon.continued_label}") - 2 * measure.newline
+    header_cost += measure.line(f" {lexicon.continued_label}") - 2 * measure.newline
     packer = _Packer(source, budget, measure, lexicon, header_cost)
     blocks = list(packer.pack(section, prefix or []))
     packer.close_with_tails(blocks)
