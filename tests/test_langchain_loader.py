@@ -52,11 +52,13 @@ def test_documents_are_the_cores_chunks_of_the_file(tests_data: Path, name: str)
 
 def test_word_numbering_and_headings_that_docx2txt_loses_are_kept(tests_data: Path) -> None:
     # Word's automatic numbering is no text: Docx2txtLoader gives the steps without their numbers and
-    # the headings as plain lines, so the splitter finds no steps in it; the loader reads the styles.
+    # the headings as plain lines. The splitter takes instructions for steps again
+    # (tests/test_unmarked_steps.py), but the sub-steps and the heading levels are gone; the
+    # loader reads the numbering and the styles.
     path = tests_data / "docx/hololens-recovery-en.docx"
     ours = ProcedureLoader(path).load()
     swapped = ProcedureTextSplitter.from_tiktoken_encoder().split_documents(_docx2txt(path))
-    assert sum(d.metadata["step_count"] for d in swapped) == 0
+    assert 0 < sum(d.metadata["step_count"] for d in swapped) < sum(d.metadata["step_count"] for d in ours)
     assert sum(d.metadata["step_count"] for d in ours) >= 20
     restart = next(
         d for d in ours if read_metadata(d.metadata)["section_path"][-1:] == ["Restart the device"]

@@ -268,6 +268,11 @@ def _text_of_files(fmt: str | None) -> str | None:
     return "text" if fmt in FILE_FORMATS else fmt
 
 
+#: Suffixes of word-processor files, which number their lists themselves: the text a loader
+#: extracts from one (``Docx2txtLoader``, LlamaIndex's ``DocxReader``) holds no list number.
+_NUMBERED_BY_WORD = frozenset({".docx", ".docm", ".doc", ".odt"})
+
+
 def _suffix(metadata: Mapping[str, Any]) -> str | None:
     source = _file_of(metadata)
     return PurePath(source).suffix.lower() if source else None
@@ -322,6 +327,8 @@ def iter_document_chunks(
         # A file's extracted text in one document (PyPDFLoader(mode="single")): read as pages are.
         text = _glyphs_shown(text)
         options = chunker.options.reader_options
+        if named == "docx" or _suffix(own) in _NUMBERED_BY_WORD:
+            options = replace(options, numbering_lost=True)
         chunks = _extracted_chunks(
             chunker, text, source_id, lambda sid: iter_text(text, source_id=sid, fmt="text", options=options)
         )

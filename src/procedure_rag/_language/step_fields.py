@@ -35,6 +35,7 @@ from procedure_rag._types import LayoutElement, ProcedureStep
 
 __all__ = [
     "CAUTION_LABELS",
+    "is_instruction",
     "lead_in_condition",
     "opening_condition",
     "parse_step",
@@ -176,7 +177,8 @@ class _Fields:
             self.conditions.append(cond)
 
 
-def _is_instruction(text: str, lexicon: Lexicon) -> bool:
+def is_instruction(text: str, lexicon: Lexicon) -> bool:
+    """Whether the sentence tells the reader to do something, in ``lexicon``'s terms (and states nothing)."""
     words = lexicon.step_words
     return words.instruction.search(text) is not None and words.statement.search(text) is None
 
@@ -186,7 +188,7 @@ def _is_report(text: str, lexicon: Lexicon) -> bool:
     if lexicon.result.search(text) is None or lexicon.step_words.operates.search(text):
         return False
     # "Open Settings" holds "open": an English instruction is no report, whatever it holds.
-    return not (lexicon.step_words.instruction_outranks_result and _is_instruction(text, lexicon))
+    return not (lexicon.step_words.instruction_outranks_result and is_instruction(text, lexicon))
 
 
 def _note(sentence: str, lexicon: Lexicon) -> str | None:
@@ -256,7 +258,7 @@ def _sentence(fields: _Fields, sentence: str, lexicon: Lexicon) -> None:
         return
     fields.condition(parts.lead)
     # "Select Done when the scan is complete", "The option is not there, if the device…".
-    if parts.set_off or _is_instruction(parts.rest, lexicon):
+    if parts.set_off or is_instruction(parts.rest, lexicon):
         fields.condition(parts.trailing)
 
 
@@ -274,7 +276,7 @@ def _before_action(fields: _Fields, parts: _Parts, lexicon: Lexicon) -> None:
             fields.early_results.append(parts.sentence)
         return
     fields.condition(parts.lead)
-    if _is_instruction(parts.rest, lexicon):
+    if is_instruction(parts.rest, lexicon):
         fields.condition(parts.trailing)
         fields.action.append(parts.clause)
         fields.state = 2 if parts.trailing else 1  # a condition ends the action
@@ -286,7 +288,7 @@ def _continues(parts: _Parts, lexicon: Lexicon) -> bool:
     """Whether a sentence right after the action is another instruction of it."""
     return (
         not parts.lead
-        and _is_instruction(parts.rest, lexicon)
+        and is_instruction(parts.rest, lexicon)
         and not _is_report(parts.rest, lexicon)
         and not lexicon.step_words.modal.search(parts.rest)
         and lexicon.step_words.continuation.search(parts.rest) is not None
@@ -299,7 +301,7 @@ def _aside(fields: _Fields, aside: str, lexicon: Lexicon) -> bool:
     if lead:
         fields.condition(lead)
         return True
-    if _is_report(aside, lexicon) and not _is_instruction(aside, lexicon):
+    if _is_report(aside, lexicon) and not is_instruction(aside, lexicon):
         fields.results.append(aside)
         return True
     return False

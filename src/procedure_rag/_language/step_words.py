@@ -298,7 +298,8 @@ EN_CONDITION = re.compile(
     r"^(?P<cond>(?:If|When|Whenever|Once|Unless|After|Before|While|In case|In (?:the|an) event|"
     r"For(?! (?:more|further|example|instance|details|information|help|a list|the full|now|this|that|"
     r"these|those|each|all|every|best|security|reference)\b))\b"
-    r"[^.;:!?]{2,200}?)(?:,|:|\bthen\b|(?=[.!?]?\s*$))",
+    # "then" closes the condition ("If it fails then restart"), not "since then".
+    r"[^.;:!?]{2,200}?)(?:,|:|(?<!since )\bthen\b|(?=[.!?]?\s*$))",
     re.IGNORECASE,
 )
 

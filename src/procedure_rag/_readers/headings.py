@@ -131,6 +131,7 @@ class HeadingRules(ABC):
     opening: bool
     term_body: int | None = None  # where the last definition term's description starts
     slides: bool = False  # the text's pages are a presentation's slides (see ``slide_titles``)
+    paragraph_lines: bool = False  # a word processor's paragraphs, a blank line after each
 
     # ----- what the reader provides ----------------------------------------------------------
     @abstractmethod
@@ -315,6 +316,8 @@ class HeadingRules(ABC):
         """
         if self.slides or not self.closed_before(line):
             return False
+        if self.paragraph_lines and self.prev_line is not None and not self.prev_closed:
+            return False  # a word processor's table is a run of short cells: a title follows a sentence
         s = self.s(line)
         rest = self.wrapped_title(line, s)
         if rest is None and not title_like(s):
@@ -334,7 +337,9 @@ class HeadingRules(ABC):
         # of a step's paragraph seldom is.
         if (
             self.stack
-            and not (self.broke_off(line) and line.indent <= self.stack[0].indent + 1)
+            and not (
+                (self.paragraph_lines or self.broke_off(line)) and line.indent <= self.stack[0].indent + 1
+            )
             and evidence not in ("steps", "bullets")
             and not (
                 self.pending
@@ -468,7 +473,7 @@ class HeadingRules(ABC):
         chained = (
             chain
             and self.set_apart(line)
-            and not nxt.blank_before
+            and (self.paragraph_lines or not nxt.blank_before)
             and title_like(s)
             and self.evidence(nxt, k + 1, display_width(s, 61), chain=False) is not None
         )
@@ -576,7 +581,12 @@ class HeadingRules(ABC):
         if b1 is None or (attached and b1.blank_before) or not self.opens_paragraph(b1, k, width):
             return False
         s1 = self.s(b1)
-        if lead and not b1.blank_before and ends_sentence(s1) and display_width(s1, 200) > max(width, 30):
+        if (
+            lead
+            and (self.paragraph_lines or not b1.blank_before)
+            and (ends_sentence(s1) or (self.paragraph_lines and s1[-1] in ":："))
+            and display_width(s1, 200) > max(width, 30)
+        ):
             return True
         total, sentence = 0, False
         for i in range(k, k + 3):

@@ -62,6 +62,11 @@ class ReaderOptions:
             the plain-text reader then takes the first line of each page, when it can be a
             title, as the slide's title. Set by the framework adapters from the loader's
             metadata (a PDF a presentation program wrote), ``False`` otherwise.
+        numbering_lost: Whether the text is a Word file's paragraphs read without their
+            automatic numbers (``Docx2txtLoader``, LlamaIndex's ``DocxReader``): the
+            plain-text reader then takes the instructions after a lead-in for the steps they
+            were (:mod:`procedure_rag._readers.unmarked_steps`). Set by the framework adapters
+            from the document's source (a ``.docx`` file's text), ``False`` otherwise.
     """
 
     step_styles: tuple[StepStyle, ...] = DEFAULT_STEP_STYLES
@@ -75,6 +80,7 @@ class ReaderOptions:
     include_speaker_notes: bool = True
     batch_running_lines: frozenset[tuple[str, str]] = frozenset()
     slides: bool = False
+    numbering_lost: bool = False
 
 
 #: The options a reader uses when it is given none.

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from functools import cache
 
@@ -74,6 +74,7 @@ from procedure_rag._readers.text_lines import (
     is_cjk,
     iter_lines,
 )
+from procedure_rag._readers.unmarked_steps import UNMARKED_STYLE, unmarked_steps
 from procedure_rag._types import ElementKind, LayoutElement, Span
 
 __all__ = ["iter_plain_text", "iter_plain_text_within", "read_plain_text"]
@@ -129,6 +130,7 @@ class _Reader(SlideTitles):
         whole: bool = True,
         batch_running: frozenset[tuple[str, str]] = frozenset(),
         slides: bool = False,
+        unmarked: Mapping[int, int] | None = None,
     ) -> None:
         self.text = text
         self.slides = slides
@@ -137,6 +139,8 @@ class _Reader(SlideTitles):
         self.step_styles = step_styles
         self.heading_styles = heading_styles
         self.pages = Pages(text, batch_running)
+        self.unmarked = unmarked or {}  # unnumbered steps: first line's body -> ordinal
+        self.paragraph_lines = unmarked is not None
         self.lines = iter_lines(text)
         self.ahead: deque[Line] = deque()
         self.queue: deque[Block] = deque()
@@ -183,14 +187,14 @@ class _Reader(SlideTitles):
         return self.text[max(line.body, line.end - 40) : line.end]
 
     def marker(self, line: Line) -> StepMarker | None:
+        if self.unmarked:
+            ordinal = self.unmarked.get(line.body)
+            if ordinal is not None:
+                return StepMarker(f"{ordinal}.", 0, UNMARKED_STYLE, ordered=True)
         head = line.head
         if self.step_prefilter is not None and self.step_prefilter.match(head) is None:
             return None
-        m = match_step_marker(head, self.step_styles)
-        # "-foo", "--" and "*emphasis*" are not bullets: ASCII bullets need a space.
-        if m is not None and not m.ordered and m.marker in "-*+" and m.rest_start == len(m.marker):
-            return None
-        return m
+        return _marker(head, self.step_styles)
 
     # ----- driving ------------------------------------------------------------------------
     def run(self) -> Iterator[LayoutElement]:
@@ -598,6 +602,15 @@ class _Reader(SlideTitles):
         return True
 
 
+def _marker(head: str, styles: tuple[StepStyle, ...]) -> StepMarker | None:
+    """The step marker ``head`` opens with, if any."""
+    m = match_step_marker(head, styles)
+    # "-foo", "--" and "*emphasis*" are not bullets: ASCII bullets need a space.
+    if m is not None and not m.ordered and m.marker in "-*+" and m.rest_start == len(m.marker):
+        return None
+    return m
+
+
 def _join_wrapped(text: str, pieces: list[tuple[int, int]]) -> str:
     """Join hard-wrapped lines: no space beside a CJK character, one space otherwise.
 
@@ -680,6 +693,14 @@ def _elements(text: str, source_id: str, options: ReaderOptions, *, whole: bool)
         return
     # Look-alike glyphs of PDF-extracted text (⽤ for 用), one character for one: spans stay.
     text = same_length_lookalikes(text)
+    unmarked = None
+    if options.numbering_lost and whole:
+        styles = options.step_styles
+        unmarked = unmarked_steps(
+            text,
+            options.lexicons.values(),
+            marked=lambda line: _marker(line.head, styles) is not None,
+        )
     yield from _Reader(
         text,
         source_id,
@@ -688,6 +709,7 @@ def _elements(text: str, source_id: str, options: ReaderOptions, *, whole: bool)
         whole=whole,
         batch_running=options.batch_running_lines if whole else frozenset(),
         slides=options.slides and whole,
+        unmarked=unmarked,
     ).run()
 
 

@@ -34,6 +34,11 @@ PAGES = {
     "hololens-provisioning-en.docx": "hololens/en/hololens-provisioning.md",
     "hololens-provisioning-ja.docx": "hololens/ja/hololens-provisioning.md",
     "hololens-recovery-en.docx": "hololens/en/hololens-recovery.md",
+    # Read through docx2txt, which drops Word's list numbers: an admin guide of our own
+    # writing in both languages (written/) and a Japanese-native manual's page.
+    "backup-console-en.docx": "docx/written/backup-console-en.md",
+    "backup-console-ja.docx": "docx/written/backup-console-ja.md",
+    "growi-group-ja.docx": "ja-native/growi-docs/docs/ja/admin-guide/management-cookbook/group.md",
 }
 PANDOC = ("pandoc", "--from", "gfm", "--to", "docx")
 _FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)

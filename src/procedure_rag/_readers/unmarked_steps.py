@@ -1,0 +1,173 @@
+"""Steps whose numbers the extraction lost: Word's automatic numbering read as text.
+
+Word numbers a list by itself (``numbering.xml``); the number is no character of the
+paragraph. Text extractors that read only the paragraphs' characters (``docx2txt``, which
+LangChain's ``Docx2txtLoader`` and LlamaIndex's ``DocxReader`` use) give a procedure as
+paragraphs with nothing to tell a step from a sentence::
+
+    To install a certificate:
+
+    Connect your HoloLens 2 to a PC.
+
+    Place the certificate file you want to install in a location on your HoloLens 2.
+
+A paragraph is such a step when it reads as an instruction in one of the lexicons'
+terms (an English sentence that opens with an imperative, a condition before it or not;
+a Japanese one that asks politely and states nothing: 「…を選択します。」, not 「…されて
+います。」 or 「…できます。」; an action with its result: 「…をクリックすると、…が表示され
+ます。」) and it follows a lead-in (its last line ends with a colon, or reads as one in
+the lexicons' terms: "the following steps", 「次の手順」), the step before it, or opens
+a run of two steps. A title right over two steps ("Setup" / "Upload an app…" /
+"Assign your app…") heads a new list and is no step; a title-like step ("Click Save")
+has a step or its result after it. Between a lead-in and its first step a caution may
+stand ("Warning …", 「注意: …」); between two steps one paragraph that is neither (a
+result, a note under the step) keeps the list open, a short title-like line does not.
+The steps are numbered ``1.``, ``2.``… from the first of their run.
+
+:func:`unmarked_steps` finds them in a text before the plain-text reader reads it, and
+the reader takes each as a list item numbered so (style :data:`UNMARKED_STYLE`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+
+from procedure_rag._language.lexicons import Lexicon
+from procedure_rag._language.sentences import split_sentences
+from procedure_rag._language.step_fields import is_instruction
+from procedure_rag._readers.furniture_rules import is_navigation
+from procedure_rag._readers.headings import title_like
+from procedure_rag._readers.text_lines import Line, iter_lines
+
+__all__ = ["UNMARKED_STYLE", "unmarked_steps"]
+
+#: The numbering style of a step whose number the extraction lost.
+UNMARKED_STYLE = "unmarked"
+
+
+def unmarked_steps(
+    text: str, lexicons: Iterable[Lexicon], *, marked: Callable[[Line], bool]
+) -> Mapping[int, int]:
+    """The paragraphs of ``text`` that are unnumbered steps: ``{first line's body offset: ordinal}``.
+
+    Args:
+        text: The text, its paragraphs set apart by blank lines.
+        lexicons: The languages' rules (lead-ins, instructions, cautions); a paragraph
+            reads as a lead-in or a step in any of them.
+        marked: Whether a line opens with a marker the reader recognises (a numbered or
+            bulleted item, which the reader reads as such): it ends an unmarked list.
+    """
+    rules = tuple(lexicons)
+    found: dict[int, int] = {}
+    count = 0  # steps of the open list; 0: none open
+    armed = False  # the paragraphs before were a lead-in (and cautions)
+    interlude = False  # one paragraph that is no step stands after the open list's last step
+    paragraphs = [
+        (first, " ".join(text[ln.body : ln.end] for ln in lines)) for first, lines in _paragraphs(text)
+    ]
+
+    def step_at(j: int) -> bool:
+        return j < len(paragraphs) and not marked(paragraphs[j][0]) and _step(paragraphs[j][1], rules)
+
+    def result_at(j: int) -> bool:
+        return j < len(paragraphs) and any(lex.result.search(paragraphs[j][1]) for lex in rules)
+
+    for i, (first, para) in enumerate(paragraphs):
+        if marked(first) or is_navigation(para):
+            count, armed, interlude = 0, False, False
+            continue
+        titled = title_like(para)
+        # A title right over two steps heads a new list ("Setup" / "Upload…" / "Assign…"),
+        # one over a paragraph a section ("Rotate an app" / "To rotate…, …"); a step written
+        # without a full stop ("Click Save") has a step or its result after it.
+        over_steps = titled and step_at(i + 1) and step_at(i + 2)
+        # A lead-in that instructs (「…するには、次の手順を実行します。」) is the list's, not its step.
+        lead = over_steps or (not count and _lead_in(para, rules, then_step=step_at(i + 1)))
+        if (
+            not lead
+            and (count or armed or step_at(i + 1))
+            and _step(para, rules)
+            and (not titled or step_at(i + 1) or result_at(i + 1))
+        ):
+            count += 1
+            found[first.body] = count
+            armed = interlude = False
+            continue
+        if count and not interlude and not lead and not titled:
+            interlude = True
+            continue
+        caution = any(lex.caution.search(para) for lex in rules)
+        armed = lead or (armed and caution)
+        count, interlude = 0, False
+    return found
+
+
+def _paragraphs(text: str) -> Iterable[tuple[Line, list[Line]]]:
+    """The paragraphs of ``text``: runs of lines, a blank line (or a page break) before each."""
+    run: list[Line] = []
+    for line in iter_lines(text):
+        if line.blank_before and run:
+            yield run[0], run
+            run = []
+        run.append(line)
+    if run:
+        yield run[0], run
+
+
+#: How a sentence that is a step by itself ends, per language, besides instructing: a
+#: Japanese step asks politely (「…を選択します。」「…してください。」); 「…されます」,
+#: 「…になります」, 「…があります」 report, a plain 「…する」 titles.
+_STEP_ENDS: Mapping[str, re.Pattern[str]] = {
+    "ja": re.compile(r"(?:(?<!れ)(?<!なり)(?<!あり)ます|ください|下さい)[」』)）\s]*[。．]?\s*$"),
+}
+
+
+_FIRST_WORD = re.compile(r"[^\s:：]+")
+
+
+def _step(para: str, rules: tuple[Lexicon, ...]) -> bool:
+    """Whether the paragraph reads as a step: its first sentence instructs in one language's terms.
+
+    A step opens with what to do (English at the start of the sentence, Japanese at its
+    end: 「…場合は、…を選択します。」); what follows may report its result
+    (「…を開きます。…が表示されます。」).
+    """
+    sentences = [s.strip() for s in split_sentences(para) if s.strip()]
+    if not sentences:
+        return False
+    return any(_instructs(sentences[0], lex) for lex in rules)
+
+
+def _instructs(sentence: str, lexicon: Lexicon) -> bool:
+    """Whether ``sentence`` tells the reader what to do, not what they can do, in ``lexicon``'s terms.
+
+    A condition may open it ("If the folder was moved, enter…"), and an action may come
+    with its result (「[追加] をクリックすると、…が表示されます。」).
+    """
+    words = lexicon.step_words
+    label = _FIRST_WORD.match(sentence)
+    if label is not None and label.group().lower() in lexicon.caution_labels:
+        return False  # "Note: …", 「注意: …」 (English notes open with a verb)
+    if words.act_then_result.search(sentence):
+        return words.statement.search(sentence) is None
+    condition = lexicon.condition.match(sentence)
+    if condition is not None and condition.end() < len(sentence):
+        sentence = sentence[condition.end() :].lstrip(" ,、，")
+    if not is_instruction(sentence, lexicon) or words.modal.search(sentence):
+        return False
+    ends = _STEP_ENDS.get(lexicon.language)
+    return ends is None or ends.search(sentence) is not None
+
+
+def _lead_in(para: str, rules: tuple[Lexicon, ...], *, then_step: bool) -> bool:
+    """Whether the paragraph introduces a list: ends with a colon, or its last sentence is a lead-in.
+
+    A lead-in that instructs itself ("To reset the device, select…", 「…するには、次の手順を
+    実行します。」) introduces a list only when a step follows it.
+    """
+    if para[-1] in ":：":
+        return True
+    sentences = [s.strip() for s in split_sentences(para) if s.strip()]
+    last = sentences[-1] if sentences else para
+    return any(lex.lead_in.search(last) for lex in rules) and (then_step or not _step(last, rules))
