@@ -473,7 +473,7 @@ class HeadingRules(ABC):
         chained = (
             chain
             and self.set_apart(line)
-            and (self.paragraph_lines or not nxt.blank_before)
+            and not nxt.blank_before
             and title_like(s)
             and self.evidence(nxt, k + 1, display_width(s, 61), chain=False) is not None
         )
@@ -581,12 +581,7 @@ class HeadingRules(ABC):
         if b1 is None or (attached and b1.blank_before) or not self.opens_paragraph(b1, k, width):
             return False
         s1 = self.s(b1)
-        if (
-            lead
-            and (self.paragraph_lines or not b1.blank_before)
-            and (ends_sentence(s1) or (self.paragraph_lines and s1[-1] in ":："))
-            and display_width(s1, 200) > max(width, 30)
-        ):
+        if lead and not b1.blank_before and ends_sentence(s1) and display_width(s1, 200) > max(width, 30):
             return True
         total, sentence = 0, False
         for i in range(k, k + 3):

@@ -81,13 +81,17 @@ def unmarked_steps(
         # A title right over two steps heads a new list ("Setup" / "Upload…" / "Assign…"),
         # one over a paragraph a section ("Rotate an app" / "To rotate…, …"); a step written
         # without a full stop ("Click Save") has a step or its result after it.
-        over_steps = titled and step_at(i + 1) and step_at(i + 2)
-        # A lead-in that instructs (「…するには、次の手順を実行します。」) is the list's, not its step.
-        lead = over_steps or (not count and _lead_in(para, rules, then_step=step_at(i + 1)))
+        step = _step(para, rules)
+        # In an open list, a step written as a title goes on with it ("Scroll down to Proxy" /
+        # "Change to Manual Setup" / "Enter the IP address…").
+        over_steps = titled and not (count and step) and step_at(i + 1) and step_at(i + 2)
+        # A lead-in that instructs (「…するには、次の手順を実行します。」) is the list's, not its step;
+        # in an open list a lead-in that does not ("WiFi proxy (21H1 or higher):") starts a new one.
+        lead = over_steps or ((not count or not step) and _lead_in(para, rules, then_step=step_at(i + 1)))
         if (
             not lead
             and (count or armed or step_at(i + 1))
-            and _step(para, rules)
+            and step
             and (not titled or step_at(i + 1) or result_at(i + 1))
         ):
             count += 1
