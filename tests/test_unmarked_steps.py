@@ -146,6 +146,26 @@ def _found(text: str) -> list[tuple[int, str]]:
         ),
         # Typed numbers are the reader's own: the unmarked rule leaves that list alone.
         ("To update:\n\n1. Stop the service.\n\n2. Run the installer.", []),
+        # A step's note and the paragraphs under it (up to three) keep the list open; "Note that …"
+        # opens with a verb but is no step.
+        (
+            "To update:\n\nStop the service.\n\nNote that it may take a minute.\n\nIts icon turns grey."
+            "\n\nRun the installer.",
+            [(1, "Stop the service."), (2, "Run the installer.")],
+        ),
+        # A title-like step goes on with an open list (its number too); a label that is no
+        # instruction ends it and leads a new one.
+        (
+            "To set a proxy:\n\nOpen Settings.\n\nScroll down to Proxy\n\nEnter the address.\n\n"
+            "Per-network proxy:\n\nOpen the network's page.\n\nEnter the address.",
+            [
+                (1, "Open Settings."),
+                (2, "Scroll down to Proxy"),
+                (3, "Enter the address."),
+                (1, "Open the network's page."),
+                (2, "Enter the address."),
+            ],
+        ),
         # A modal sentence says what one can do: not a step.
         ("To update:\n\nYou can stop the service.\n\nYou can run the installer.", []),
     ],

@@ -20,8 +20,9 @@ the lexicons' terms: "the following steps", 「次の手順」), the step before
 a run of two steps. A title right over two steps ("Setup" / "Upload an app…" /
 "Assign your app…") heads a new list and is no step; a title-like step ("Click Save")
 has a step or its result after it. Between a lead-in and its first step a caution may
-stand ("Warning …", 「注意: …」); between two steps one paragraph that is neither (a
-result, a note under the step) keeps the list open, a short title-like line does not.
+stand ("Warning …", 「注意: …」); between two steps up to three paragraphs that are
+neither (a result, a note under the step, its sub-items) keep the list open, a short
+title-like line does not.
 The steps are numbered ``1.``, ``2.``… from the first of their run.
 
 :func:`unmarked_steps` finds them in a text before the plain-text reader reads it, and
@@ -44,6 +45,9 @@ __all__ = ["UNMARKED_STYLE", "unmarked_steps"]
 
 #: The numbering style of a step whose number the extraction lost.
 UNMARKED_STYLE = "unmarked"
+#: Most paragraphs that are no step (a step's note, its sub-items, its result) between two steps
+#: of one list: as many as the plain-text reader holds back to see whether a list goes on.
+_MAX_GAP = 3
 
 
 def unmarked_steps(
@@ -62,7 +66,7 @@ def unmarked_steps(
     found: dict[int, int] = {}
     count = 0  # steps of the open list; 0: none open
     armed = False  # the paragraphs before were a lead-in (and cautions)
-    interlude = False  # one paragraph that is no step stands after the open list's last step
+    gap = 0  # paragraphs that are no step after the open list's last step
     paragraphs = [
         (first, " ".join(text[ln.body : ln.end] for ln in lines)) for first, lines in _paragraphs(text)
     ]
@@ -75,7 +79,7 @@ def unmarked_steps(
 
     for i, (first, para) in enumerate(paragraphs):
         if marked(first) or is_navigation(para):
-            count, armed, interlude = 0, False, False
+            count, armed, gap = 0, False, 0
             continue
         titled = title_like(para)
         # A title right over two steps heads a new list ("Setup" / "Upload…" / "Assign…"),
@@ -96,14 +100,14 @@ def unmarked_steps(
         ):
             count += 1
             found[first.body] = count
-            armed = interlude = False
+            armed, gap = False, 0
             continue
-        if count and not interlude and not lead and not titled:
-            interlude = True
+        if count and gap < _MAX_GAP and not lead and not titled:
+            gap += 1
             continue
         caution = any(lex.caution.search(para) for lex in rules)
         armed = lead or (armed and caution)
-        count, interlude = 0, False
+        count, gap = 0, 0
     return found
 
 
@@ -151,8 +155,9 @@ def _instructs(sentence: str, lexicon: Lexicon) -> bool:
     """
     words = lexicon.step_words
     label = _FIRST_WORD.match(sentence)
-    if label is not None and label.group().lower() in lexicon.caution_labels:
-        return False  # "Note: …", 「注意: …」 (English notes open with a verb)
+    labelled = label is not None and label.group().lower() in lexicon.caution_labels
+    if labelled or words.note_opener.match(sentence):
+        return False  # "Note …", "Also note that…", 「なお、…」: a note (English notes open with a verb)
     if words.act_then_result.search(sentence):
         return words.statement.search(sentence) is None
     condition = lexicon.condition.match(sentence)
