@@ -2,7 +2,7 @@
 
 Word numbers its lists itself, so the text docx2txt extracts holds the steps as bare
 paragraphs. The fixtures are Word files pandoc wrote (``tests/data/docx/make_docx.py``):
-an admin guide of our own writing in English and Japanese (``docx/written/``) and a page of
+an admin guide of our own writing in English and Japanese (``tests/data/written/``) and a page of
 the GROWI manual, a Japanese-native manual none of the rules came from.
 """
 

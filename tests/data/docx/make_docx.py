@@ -35,9 +35,9 @@ PAGES = {
     "hololens-provisioning-ja.docx": "hololens/ja/hololens-provisioning.md",
     "hololens-recovery-en.docx": "hololens/en/hololens-recovery.md",
     # Read through docx2txt, which drops Word's list numbers: an admin guide of our own
-    # writing in both languages (written/) and a Japanese-native manual's page.
-    "backup-console-en.docx": "docx/written/backup-console-en.md",
-    "backup-console-ja.docx": "docx/written/backup-console-ja.md",
+    # writing in both languages (tests/data/written/) and a Japanese-native manual's page.
+    "backup-console-en.docx": "written/backup-console-en.md",
+    "backup-console-ja.docx": "written/backup-console-ja.md",
     "growi-group-ja.docx": "ja-native/growi-docs/docs/ja/admin-guide/management-cookbook/group.md",
 }
 PANDOC = ("pandoc", "--from", "gfm", "--to", "docx")
