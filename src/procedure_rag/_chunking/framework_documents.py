@@ -31,6 +31,7 @@ from procedure_rag._chunking.chunker import validate_text
 from procedure_rag._language.lexicons import detect_language
 from procedure_rag._language.numbering import UNMAPPED_GLYPH
 from procedure_rag._readers.furniture_rules import shape
+from procedure_rag._readers.pandas_rows import sheet_rows
 from procedure_rag._readers.registry import (
     EXTRACTED_SUFFIXES,
     FILE_FORMATS,
@@ -43,6 +44,7 @@ from procedure_rag._readers.registry import (
     iter_text,
 )
 from procedure_rag._readers.unstructured import ELEMENT_METADATA_KEYS, is_element_metadata, iter_records
+from procedure_rag._readers.xlsx import read_sheet_rows
 from procedure_rag._types import ElementKind
 
 if TYPE_CHECKING:
@@ -268,6 +270,8 @@ def _text_of_files(fmt: str | None) -> str | None:
     return "text" if fmt in FILE_FORMATS else fmt
 
 
+#: Suffixes of spreadsheets, whose text a pandas-based loader may have written row by row.
+_SHEET_SUFFIXES = frozenset({".xlsx", ".xlsm", ".xls"})
 #: Suffixes of word-processor files, which number their lists themselves: the text a loader
 #: extracts from one (``Docx2txtLoader``, LlamaIndex's ``DocxReader``) holds no list number.
 _NUMBERED_BY_WORD = frozenset({".docx", ".docm", ".doc", ".odt"})
@@ -322,6 +326,15 @@ def iter_document_chunks(
         return
     ((text, own),) = documents
     named = _named_format(chunker, own)
+    rows = sheet_rows(text) if named is None and _suffix(own) in _SHEET_SUFFIXES else None
+    if rows is not None:
+        # A sheet a pandas-based loader wrote row by row (LlamaIndex's PandasExcelReader): its
+        # cells read back, and the sheet read as the Excel reader reads one.
+        sid = source_id or _hashed(text)
+        sheet = read_sheet_rows(rows, source_id=sid, options=chunker.options.reader_options)
+        for chunk in _extracted_chunks(chunker, sheet.text, sid, lambda _: sheet.elements):
+            yield _whole(chunk, metadata)
+        return
     fmt = _text_of_files(named) or detect_text_format(text, suffix=_suffix(own))
     if fmt == "text" and (named in FILE_FORMATS or _suffix(own) in EXTRACTED_SUFFIXES):
         # A file's extracted text in one document (PyPDFLoader(mode="single")): read as pages are.

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from openpyxl import Workbook
     from openpyxl.worksheet._read_only import ReadOnlyWorksheet
 
-__all__ = ["cell_text", "iter_xlsx", "read_xlsx"]
+__all__ = ["cell_text", "iter_xlsx", "read_sheet_rows", "read_xlsx"]
 
 _FORMAT = "xlsx"
 _INSTALL_HINT = "reading Excel files needs openpyxl: pip install 'procedure-rag[office]'"
@@ -102,6 +102,32 @@ def read_xlsx(
             merged = _merged_ranges(package, part)
             writer.sheet(sheet.title, index, rows, merged)
     return Source(_FORMAT, writer.elements, writer.text)
+
+
+def read_sheet_rows(
+    rows: list[list[str]], *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
+) -> Source:
+    """Read one sheet given as its rows of cell texts (a loader's text of it: :mod:`.pandas_rows`).
+
+    The sheet is read as a sheet of a workbook is (a procedure sheet's rows as steps, a grid
+    as a table, other text line by line), without a section of its own: the loader named
+    no sheet. Merged cells are not known: a header cell left empty under a labelled cell is
+    taken as merged down from it (「No」 over the two rows of a header whose lower row names
+    the fields).
+    """
+    writer = _Writer(source_id, options)
+    writer.sheet(None, 0, rows, _header_merges(rows))
+    return Source(_FORMAT, writer.elements, writer.text)
+
+
+def _header_merges(rows: list[list[str]]) -> list[tuple[int, int, int, int]]:
+    """Ranges ``(top, left, bottom, right)`` merging each label over a one-row header down into it."""
+    header = find_header(rows, set())
+    if header is None or header.rows != 1 or header.first_row == 0:
+        return []
+    top, row = header.first_row - 1, rows[header.first_row]
+    above = rows[top]
+    return [(top, c, top + 1, c) for c in range(len(row)) if not row[c] and c < len(above) and above[c]]
 
 
 def iter_xlsx(
@@ -222,10 +248,16 @@ class _Writer:
         self.position += len(text)
 
     def sheet(
-        self, title: str, index: int, rows: list[list[str]], merged: Sequence[tuple[int, int, int, int]]
+        self,
+        title: str | None,
+        index: int,
+        rows: list[list[str]],
+        merged: Sequence[tuple[int, int, int, int]],
     ) -> None:
-        self.hints = (("sheet", title),)
-        self.add(ElementDraft(ElementKind.SECTION_HEADER, title, level=1), title)
+        """Write one sheet: its name as a section (when known), then its rows by what they hold."""
+        if title is not None:
+            self.hints = (("sheet", title),)
+            self.add(ElementDraft(ElementKind.SECTION_HEADER, title, level=1), title)
         filled, merged_down = _fill_header_merges(rows, merged)
         header = find_header(filled, merged_down)
         if header is not None:

@@ -1,0 +1,92 @@
+"""Excel sheets as LlamaIndex's PandasExcelReader writes them (SimpleDirectoryReader's default for .xlsx).
+
+Each sheet is one document, a line per row, ``header: value, header: value``, the sheet's first
+row made the column names. The splitter and the node parser read the cells back and read the
+sheet as the Excel reader reads the file: the real sheets of tests/data/xlsx/ (published
+templates and a procedure, copied byte for byte) give the file reader's steps.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.documents import Document
+
+from langchain_procedures import ProcedureLoader, ProcedureTextSplitter
+from llama_index_procedures import ProcedureNodeParser
+from procedure_rag import read_metadata
+from procedure_rag._readers.pandas_rows import sheet_rows
+
+SHEETS = [
+    "xlsx/ja_neos21_sagyo-tejunsho-template.xlsx",
+    "xlsx/ja_neos21_test-shiyousho-template.xlsx",
+    "xlsx/en_nii-weko_file-download-implementation-procedure.xlsx",
+]
+
+
+def _fields(metadatas: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    return [
+        (s["number"], s["action"], s.get("result"), s.get("caution"), s.get("condition"))
+        for meta in metadatas
+        for s in read_metadata(meta)["steps"]
+    ]
+
+
+def _pandas_documents(path: Path) -> list[Any]:
+    from llama_index.core import SimpleDirectoryReader  # noqa: PLC0415
+
+    return SimpleDirectoryReader(input_files=[str(path)]).load_data()
+
+
+@pytest.mark.parametrize("name", SHEETS)
+def test_pandas_rows_give_the_file_readers_steps(tests_data: Path, name: str) -> None:
+    path = tests_data / name
+    documents = _pandas_documents(path)
+    assert "Unnamed: 1: " in documents[0].text  # the loader's own text, as users get it
+    nodes = ProcedureNodeParser().get_nodes_from_documents(documents)
+    ours = _fields([n.metadata for n in nodes])
+    from_file = _fields([d.metadata for d in ProcedureLoader(path).load()])
+    assert ours == from_file
+    assert ours  # each sheet has steps
+
+
+def test_a_procedure_sheets_columns_are_step_fields_through_the_langchain_splitter(tests_data: Path) -> None:
+    path = tests_data / "xlsx/ja_neos21_sagyo-tejunsho-template.xlsx"
+    source = {"source": str(path)}
+    documents = [Document(page_content=d.text, metadata=source) for d in _pandas_documents(path)]
+    chunks = ProcedureTextSplitter.from_tiktoken_encoder().split_documents(documents)
+    steps = [s for c in chunks for s in read_metadata(c.metadata)["steps"]]
+    assert [s["number"] for s in steps] == ["1", "2"]
+    assert steps[0]["action"] == "スタートメニューより「コマンドプロンプト」を開く。"
+    assert steps[0]["result"] == "・コマンドプロンプトが起動できること。"
+    # The same text from a source that is no sheet stays text: no columns, so no result field.
+    as_text = Document(page_content=documents[0].page_content, metadata={"source": "notes.txt"})
+    plain = ProcedureTextSplitter.from_tiktoken_encoder().split_documents([as_text])
+    results = [s.get("result") for c in plain for s in read_metadata(c.metadata)["steps"]]
+    assert steps[0]["result"] not in results
+
+
+def test_sheet_rows_reads_cells_back() -> None:
+    text = (
+        "No: 1, Unnamed: 1: Open the console, then sign in: as admin, Expected: Shown, No.1: A\n"
+        "No: 2, Unnamed: 1: Run the job\nand wait, Expected: , No.1: B"
+    )
+    assert sheet_rows(text) == [
+        ["No", "", "Expected", "No"],
+        ["1", "Open the console, then sign in: as admin", "Shown", "A"],
+        ["2", "Run the job\nand wait", "", "B"],
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Just a note: with a colon, and more text",  # one row, no pandas column name in place
+        "Title\nname: value, other: value",  # the first line names no column
+        "",
+    ],
+)
+def test_other_text_is_no_sheet(text: str) -> None:
+    assert sheet_rows(text) is None
