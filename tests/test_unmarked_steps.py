@@ -146,12 +146,18 @@ def _found(text: str) -> list[tuple[int, str]]:
         ),
         # Typed numbers are the reader's own: the unmarked rule leaves that list alone.
         ("To update:\n\n1. Stop the service.\n\n2. Run the installer.", []),
-        # A step's note and the paragraphs under it (up to three) keep the list open; "Note that …"
+        # A step's note and the paragraphs under it (up to five) keep the list open; "Note that …"
         # opens with a verb but is no step.
         (
             "To update:\n\nStop the service.\n\nNote that it may take a minute.\n\nIts icon turns grey."
             "\n\nRun the installer.",
             [(1, "Stop the service."), (2, "Run the installer.")],
+        ),
+        (
+            "To set up:\n\nConnect to the internet.\n\nThe time zone is set from the network.\n\n"
+            "Note You can go back to this step.\n\nAlso note that the password times out.\n\n"
+            "The device looks for a profile.\n\nClick Accept on the licence screen.",
+            [(1, "Connect to the internet."), (2, "Click Accept on the licence screen.")],
         ),
         # A title-like step goes on with an open list (its number too); a label that is no
         # instruction ends it and leads a new one.

@@ -74,7 +74,7 @@ from procedure_rag._readers.text_lines import (
     is_cjk,
     iter_lines,
 )
-from procedure_rag._readers.unmarked_steps import UNMARKED_STYLE, unmarked_steps
+from procedure_rag._readers.unmarked_steps import MAX_GAP, UNMARKED_STYLE, unmarked_steps
 from procedure_rag._types import ElementKind, LayoutElement, Span
 
 __all__ = ["iter_plain_text", "iter_plain_text_within", "read_plain_text"]
@@ -141,6 +141,8 @@ class _Reader(SlideTitles):
         self.pages = Pages(text, batch_running)
         self.unmarked = unmarked or {}  # unnumbered steps: first line's body -> ordinal
         self.paragraph_lines = unmarked is not None
+        # Word text: a step's paragraphs (its notes, its sub-items) have no indentation to show.
+        self.max_pending = MAX_GAP if unmarked is not None else _MAX_PENDING
         self.lines = iter_lines(text)
         self.ahead: deque[Line] = deque()
         self.queue: deque[Block] = deque()
@@ -394,7 +396,7 @@ class _Reader(SlideTitles):
             return
         indent = block.first.indent
         if self.pending:  # whatever follows an undecided paragraph shares its fate
-            if len(self.pending) < _MAX_PENDING and indent >= self.pending[0].first.indent:
+            if len(self.pending) < self.max_pending and indent >= self.pending[0].first.indent:
                 block.resolved = False
                 self.pending.append(block)
             else:
@@ -409,7 +411,7 @@ class _Reader(SlideTitles):
             del self.stack[n:]
             block.parent_id = self.stack[-1].element_id
             block.list_id = self.list_id
-        elif self.stack[0].indent == indent and len(self.pending) < _MAX_PENDING:
+        elif self.stack[0].indent == indent and len(self.pending) < self.max_pending:
             # Level with the items: inside only if the list goes on after it.
             while self.stack[-1].indent > indent:
                 self.stack.pop()

@@ -20,7 +20,7 @@ the lexicons' terms: "the following steps", 「次の手順」), the step before
 a run of two steps. A title right over two steps ("Setup" / "Upload an app…" /
 "Assign your app…") heads a new list and is no step; a title-like step ("Click Save")
 has a step or its result after it. Between a lead-in and its first step a caution may
-stand ("Warning …", 「注意: …」); between two steps up to three paragraphs that are
+stand ("Warning …", 「注意: …」); between two steps up to five paragraphs that are
 neither (a result, a note under the step, its sub-items) keep the list open, a short
 title-like line does not.
 The steps are numbered ``1.``, ``2.``… from the first of their run.
@@ -41,13 +41,13 @@ from procedure_rag._readers.furniture_rules import is_navigation
 from procedure_rag._readers.headings import title_like
 from procedure_rag._readers.text_lines import Line, iter_lines
 
-__all__ = ["UNMARKED_STYLE", "unmarked_steps"]
+__all__ = ["MAX_GAP", "UNMARKED_STYLE", "unmarked_steps"]
 
 #: The numbering style of a step whose number the extraction lost.
 UNMARKED_STYLE = "unmarked"
 #: Most paragraphs that are no step (a step's note, its sub-items, its result) between two steps
-#: of one list: as many as the plain-text reader holds back to see whether a list goes on.
-_MAX_GAP = 3
+#: of one list; the plain-text reader holds as many back in such text to see whether a list goes on.
+MAX_GAP = 5
 
 
 def unmarked_steps(
@@ -102,7 +102,7 @@ def unmarked_steps(
             found[first.body] = count
             armed, gap = False, 0
             continue
-        if count and gap < _MAX_GAP and not lead and not titled:
+        if count and gap < MAX_GAP and not lead and not titled:
             gap += 1
             continue
         caution = any(lex.caution.search(para) for lex in rules)
