@@ -31,7 +31,6 @@ from procedure_rag._chunking.chunker import validate_text
 from procedure_rag._language.lexicons import detect_language
 from procedure_rag._language.numbering import UNMAPPED_GLYPH
 from procedure_rag._readers.furniture_rules import shape
-from procedure_rag._readers.pandas_rows import sheet_rows
 from procedure_rag._readers.registry import (
     EXTRACTED_SUFFIXES,
     FILE_FORMATS,
@@ -42,9 +41,9 @@ from procedure_rag._readers.registry import (
     detect_text_format,
     iter_paged_text,
     iter_text,
+    read_loader_sheet,
 )
 from procedure_rag._readers.unstructured import ELEMENT_METADATA_KEYS, is_element_metadata, iter_records
-from procedure_rag._readers.xlsx import read_sheet_rows
 from procedure_rag._types import ElementKind
 
 if TYPE_CHECKING:
@@ -326,15 +325,15 @@ def iter_document_chunks(
         return
     ((text, own),) = documents
     named = _named_format(chunker, own)
-    rows = sheet_rows(text) if named is None and _suffix(own) in _SHEET_SUFFIXES else None
-    if rows is not None:
+    if named is None and _suffix(own) in _SHEET_SUFFIXES:
         # A sheet a pandas-based loader wrote row by row (LlamaIndex's PandasExcelReader): its
         # cells read back, and the sheet read as the Excel reader reads one.
         sid = source_id or _hashed(text)
-        sheet = read_sheet_rows(rows, source_id=sid, options=chunker.options.reader_options)
-        for chunk in _extracted_chunks(chunker, sheet.text, sid, lambda _: sheet.elements):
-            yield _whole(chunk, metadata)
-        return
+        sheet = read_loader_sheet(text, source_id=sid, options=chunker.options.reader_options)
+        if sheet is not None:
+            for chunk in _extracted_chunks(chunker, sheet.text, sid, lambda _: sheet.elements):
+                yield _whole(chunk, metadata)
+            return
     fmt = _text_of_files(named) or detect_text_format(text, suffix=_suffix(own))
     if fmt == "text" and (named in FILE_FORMATS or _suffix(own) in EXTRACTED_SUFFIXES):
         # A file's extracted text in one document (PyPDFLoader(mode="single")): read as pages are.

@@ -518,6 +518,28 @@ def iter_text(
     return reader(fmt)(text, source_id=source_id, options=options)
 
 
+def read_loader_sheet(
+    text: str, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
+) -> Source | None:
+    """A sheet a pandas-based loader wrote row by row, read as the Excel reader reads one.
+
+    LlamaIndex's ``PandasExcelReader`` writes each row as ``header: value, header: value``
+    (:mod:`procedure_rag._readers.pandas_rows`); its cells are read back and the sheet is read
+    by :func:`procedure_rag._readers.xlsx.read_sheet_rows`. ``None`` when ``text`` is no such sheet.
+
+    Raises:
+        ValueError: For text over ``options.max_input_chars``.
+    """
+    from procedure_rag._readers.pandas_rows import sheet_rows  # noqa: PLC0415 - a sheet's text only
+
+    check_size(len(text), options.max_input_chars)
+    rows = sheet_rows(text)
+    if rows is None:
+        return None
+    read_rows = cast("Callable[..., Source]", _function(_entry("xlsx"), "read_sheet_rows"))
+    return read_rows(rows, source_id=source_id, options=options)
+
+
 def read_source(
     source: object, *, source_id: str, fmt: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
 ) -> Source:
