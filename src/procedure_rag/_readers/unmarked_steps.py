@@ -70,28 +70,30 @@ def unmarked_steps(
     paragraphs = [
         (first, " ".join(text[ln.body : ln.end] for ln in lines)) for first, lines in _paragraphs(text)
     ]
+    opens = [marked(first) for first, _ in paragraphs]
+    steps = [not opened and _step(para, rules) for opened, (_, para) in zip(opens, paragraphs, strict=True)]
 
     def step_at(j: int) -> bool:
-        return j < len(paragraphs) and not marked(paragraphs[j][0]) and _step(paragraphs[j][1], rules)
+        return j < len(steps) and steps[j]
 
     def result_at(j: int) -> bool:
         return j < len(paragraphs) and any(lex.result.search(paragraphs[j][1]) for lex in rules)
 
     for i, (first, para) in enumerate(paragraphs):
-        if marked(first) or is_navigation(para):
+        if opens[i] or is_navigation(para):
             count, armed, gap = 0, False, 0
             continue
         titled = title_like(para)
-        # A title right over two steps heads a new list ("Setup" / "Upload…" / "Assign…"),
-        # one over a paragraph a section ("Rotate an app" / "To rotate…, …"); a step written
-        # without a full stop ("Click Save") has a step or its result after it.
-        step = _step(para, rules)
-        # In an open list, a step written as a title goes on with it ("Scroll down to Proxy" /
-        # "Change to Manual Setup" / "Enter the IP address…").
+        step = steps[i]
+        # A title right over two steps heads a new list ("Setup" / "Upload…" / "Assign…"), one
+        # over a paragraph a section ("Rotate an app" / "To rotate…, …"); but in an open list a
+        # step written as a title goes on with it ("Scroll down to Proxy" / "Change to Manual
+        # Setup" / "Enter the IP address…").
         over_steps = titled and not (count and step) and step_at(i + 1) and step_at(i + 2)
         # A lead-in that instructs (「…するには、次の手順を実行します。」) is the list's, not its step;
         # in an open list a lead-in that does not ("WiFi proxy (21H1 or higher):") starts a new one.
         lead = over_steps or ((not count or not step) and _lead_in(para, rules, then_step=step_at(i + 1)))
+        # A step written without a full stop ("Click Save") has a step or its result after it.
         if (
             not lead
             and (count or armed or step_at(i + 1))
