@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from langchain_core.documents import Document
 
 from langchain_procedures import ProcedureLoader, ProcedureTextSplitter
@@ -90,3 +92,19 @@ def test_sheet_rows_reads_cells_back() -> None:
 )
 def test_other_text_is_no_sheet(text: str) -> None:
     assert sheet_rows(text) is None
+
+
+_CELL = st.text(alphabet="ab XY,:.1手順", max_size=12).map(str.strip)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(_CELL, min_size=3, max_size=3), min_size=1, max_size=5), st.text(max_size=60))
+def test_pandas_text_round_trips_and_other_text_never_raises(grid: list[list[str]], noise: str) -> None:
+    # The loader's format: the first row made the column names, "Unnamed: i" for an empty one.
+    names = ["No", "Unnamed: 1", "手順"]
+    rows = [", ".join(f"{name}: {cell}" for name, cell in zip(names, row, strict=True)) for row in grid]
+    # A value holding "name: " after ", " can pass for a column in a one-row sheet; real
+    # sheets have their columns confirmed by every row (test_sheet_rows_reads_cells_back).
+    assume(all(": " not in cell for row in grid for cell in row))
+    assert sheet_rows("\n".join(rows)) == [["No", "", "手順"], *grid]
+    sheet_rows(noise)  # any text: a sheet or None, never an error
