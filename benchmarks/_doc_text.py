@@ -1,8 +1,9 @@
-"""The benchmark's own view of a PDF or Word file, read without the product.
+"""The benchmark's own view of a PDF, Word or Excel file, read without the product.
 
 pypdf's ``extract_text()`` per page (what the snippet gold was taken from), a Word file's
 paragraphs (``w:p`` of ``word/document.xml``, tables' included, as python-docx lists
-them), and a PDF's outline with the page each entry points at. Read once per file.
+them), a workbook's cells sheet by sheet (openpyxl's cached values, row by row), and a
+PDF's outline with the page each entry points at. Read once per file.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["OutlineEntry", "document_text", "docx_paragraphs", "outline", "pdf_pages"]
+__all__ = ["OutlineEntry", "document_text", "docx_paragraphs", "outline", "pdf_pages", "sheet_texts"]
 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 
@@ -35,10 +36,29 @@ def docx_paragraphs(path: Path) -> tuple[str, ...]:
     return tuple("".join(t.text or "" for t in p.iter(f"{_W}t")) for p in root.iter(f"{_W}p"))
 
 
+@functools.cache
+def sheet_texts(path: Path) -> tuple[str, ...]:
+    """Each sheet's cells as text (a row's cells on one line, tab-separated), in sheet order."""
+    from openpyxl import load_workbook  # noqa: PLC0415 - the office extra
+
+    book = load_workbook(path, read_only=True, data_only=True)
+    try:
+        return tuple("\n".join(map(_row, sheet.iter_rows(values_only=True))) for sheet in book.worksheets)
+    finally:
+        book.close()
+
+
+def _row(values: tuple[object, ...]) -> str:
+    return "\t".join("" if v is None else str(v) for v in values)
+
+
 def document_text(path: Path) -> tuple[str, ...]:
-    """A PDF's page texts, or a Word file's paragraphs joined as one page."""
-    if path.suffix.lower() == ".docx":
+    """A PDF's page texts, a Word file's paragraphs as one page, or a workbook's sheets (a page each)."""
+    suffix = path.suffix.lower()
+    if suffix == ".docx":
         return ("\n".join(docx_paragraphs(path)),)
+    if suffix in (".xlsx", ".xlsm"):
+        return sheet_texts(path)
     return pdf_pages(path)
 
 

@@ -13,6 +13,9 @@ Baselines are what a LangChain or LlamaIndex user does with the frameworks' own 
   (for ``SimpleDirectoryReader``'s PDF pages in the framework tests).
 - ``langchain-docx2txt-recursive``: ``Docx2txtLoader(path).load()``, then the same recursive
   splitter.
+- ``llamaindex-pandas-excel-sentence``: ``SimpleDirectoryReader``'s default for ``.xlsx``,
+  llama-index-readers-file's ``PandasExcelReader`` (each sheet one document, a line per row,
+  ``header: value, …``), then ``SentenceSplitter`` (400 / 80), embedded with the metadata.
 
 Ours, through the product's public paths, so the figures follow the reader:
 
@@ -23,8 +26,14 @@ Ours, through the product's public paths, so the figures follow the reader:
 - ``procedure-rag-docx2txt``: the same swap for a Word user,
   ``….split_documents(Docx2txtLoader(path).load())`` (docx2txt drops Word's automatic list
   numbers and heading styles: the text is one paragraph per line pair).
+- ``procedure-rag-pandas-excel``: the one-line swap for an Excel user of LlamaIndex:
+  ``ProcedureNodeParser(chunk_size=400).get_nodes_from_documents(…)`` on ``PandasExcelReader``'s
+  documents (the parser reads the rows back into cells and the sheet as the Excel reader does).
 - ``procedure-rag-loader``: the loader swapped instead, ``ProcedureLoader(path, splitter=…).load()``
   (the file read by the product's reader, through LangChain).
+
+The file methods of ours read PDF, Word and Excel (``.xlsx``) files; the swaps read the formats
+of their loader.
 """
 
 from __future__ import annotations
@@ -39,6 +48,7 @@ from _pdf_structure import ChunkView, corpus_facts, structure_figures
 from _retrieval_eval import Source
 
 __all__ = [
+    "FILES",
     "FILE_SKIPPED",
     "file_methods",
     "ours_file_documents",
@@ -47,6 +57,8 @@ __all__ = [
 ENCODING = "cl100k_base"
 PDF = frozenset({"pdf"})
 DOCX = frozenset({"docx"})
+XLSX = frozenset({"xlsx"})
+FILES = PDF | DOCX | XLSX
 
 #: Baselines the issue names that do not run here, and why.
 FILE_SKIPPED = [
@@ -128,6 +140,36 @@ def split_llama_pages(source: Source, settings: Any) -> list[tuple[str, str]]:  
     parser = SentenceSplitter(chunk_size=settings.chunk_size, chunk_overlap=settings.chunk_overlap)
     nodes = parser.get_nodes_from_documents(documents)
     return [(n.get_content(MetadataMode.NONE), n.get_content(MetadataMode.EMBED)) for n in nodes]
+
+
+def _pandas_excel(source: Source) -> list[Any]:
+    """``PandasExcelReader``'s documents of a workbook (SimpleDirectoryReader's default for ``.xlsx``)."""
+    from llama_index.readers.file import PandasExcelReader  # noqa: PLC0415 - the test extra
+
+    return PandasExcelReader().load_data(_path(source), extra_info={"file_name": source.doc})
+
+
+def split_llama_pandas_excel(source: Source, settings: Any) -> list[tuple[str, str]]:  # noqa: ANN401
+    from llama_index.core.node_parser import SentenceSplitter  # noqa: PLC0415
+    from llama_index.core.schema import MetadataMode  # noqa: PLC0415
+
+    parser = SentenceSplitter(chunk_size=settings.chunk_size, chunk_overlap=settings.chunk_overlap)
+    nodes = parser.get_nodes_from_documents(_pandas_excel(source))
+    return [(n.get_content(MetadataMode.NONE), n.get_content(MetadataMode.EMBED)) for n in nodes]
+
+
+def ours_pandas_excel_documents(sources: Sequence[Source], settings: Any) -> list[tuple[str, dict[str, Any]]]:  # noqa: ANN401
+    """The one-line swap for Excel in LlamaIndex: our node parser on ``PandasExcelReader``'s documents."""
+    from llama_index_procedures import ProcedureNodeParser  # noqa: PLC0415
+
+    # cl100k tokens (LlamaIndex's global tokenizer), parents emitted: as the other swaps.
+    parser = ProcedureNodeParser(chunk_size=settings.chunk_size, emit_parents=True)
+    documents = []
+    for source in sources:
+        for document in _pandas_excel(source):
+            document.metadata["source"] = source.doc  # the benchmark's id; a .xlsx name
+            documents.append(document)
+    return [(n.get_content(), dict(n.metadata)) for n in parser.get_nodes_from_documents(documents)]
 
 
 def ours_file_documents(sources: Sequence[Source], settings: Any) -> list[tuple[str, dict[str, Any]]]:  # noqa: ANN401
@@ -248,12 +290,19 @@ def file_methods(settings: Any, *, flat: Callable[..., Any], ours: Callable[...,
             split_langchain_docx2txt,
             formats=DOCX,
         ),
+        flat(
+            "llamaindex-pandas-excel-sentence",
+            "SimpleDirectoryReader's default for .xlsx (PandasExcelReader: a document per sheet, a line "
+            f"per row as 'header: value, …'), SentenceSplitter, {budget}; embedded with the metadata",
+            split_llama_pandas_excel,
+            formats=XLSX,
+        ),
         ours(
             "procedure-rag-file",
             f"ProcedureChunker.iter_chunks_from_source(path) ({size} tokens): the product's reader on the "
             "file; multi-vector, core retrieve() with default options",
             documents=ours_file_documents,
-            formats=PDF | DOCX,
+            formats=FILES,
             describe=lambda sources, views: describe_pdf(sources, views) if _all_pdf(sources) else {},
         ),
         ours(
@@ -261,7 +310,7 @@ def file_methods(settings: Any, *, flat: Callable[..., Any], ours: Callable[...,
             "as procedure-rag-file, each hit with the parts of its section that carry a caution or a "
             "condition, then the other parts of its list, within 800 tokens (procedure-aware context)",
             documents=ours_file_documents,
-            formats=PDF | DOCX,
+            formats=FILES,
             context_budget=800,
         ),
         ours(
@@ -280,12 +329,20 @@ def file_methods(settings: Any, *, flat: Callable[..., Any], ours: Callable[...,
             formats=DOCX,
         ),
         ours(
+            "procedure-rag-pandas-excel",
+            "the one-line swap for Excel in LlamaIndex: ProcedureNodeParser(chunk_size="
+            f"{size}).get_nodes_from_documents(PandasExcelReader().load_data(path)); multi-vector, "
+            "default options",
+            documents=ours_pandas_excel_documents,
+            formats=XLSX,
+        ),
+        ours(
             "procedure-rag-loader",
             "the loader swapped instead: ProcedureLoader(path, splitter=ProcedureTextSplitter."
             f"from_tiktoken_encoder(chunk_size={size}, emit_parents=True)).load(); multi-vector, "
             "default options",
             documents=ours_loader_documents,
-            formats=PDF | DOCX,
+            formats=FILES,
             describe=lambda sources, views: describe_pdf(sources, views) if _all_pdf(sources) else {},
         ),
     ]

@@ -45,7 +45,7 @@ __all__ = [
 _SPACE = re.compile(r"\s+")
 #: Snippets shorter than this (whitespace removed) would match almost anywhere: dropped.
 MIN_SNIPPET = 3
-_FORMAT_OF = {".pdf": "pdf", ".docx": "docx"}
+_FORMAT_OF = {".pdf": "pdf", ".docx": "docx", ".xlsx": "xlsx", ".xlsm": "xlsx"}
 
 
 def squeeze(text: str) -> str:
@@ -92,12 +92,13 @@ def _corpus_files(docs_root: Path, docs: Iterable[str], suffix: str) -> list[str
 
 
 def load_snippet_questions(path: Path, docs_root: Path) -> list[Dataset]:
-    """A snippet-gold question file as one dataset per file format (``{stem}/pdf``, ``{stem}/docx``).
+    """A snippet-gold question file as one dataset per file format (``{stem}/pdf``, ``{stem}/docx``, ``{stem}/xlsx``).
 
     Each dataset's corpus, per language, is the documents its questions name plus every file
     of the same suffix in their folders. Every snippet is looked up in the reference text
-    (pypdf's for a PDF, the paragraphs for a Word file): the count of those found on their
-    page (a PDF) or in the document is kept in the dataset's ``facts``.
+    (pypdf's for a PDF, the paragraphs for a Word file, the cells sheet by sheet for a
+    workbook, a sheet being a page): the count of those found on their page (a PDF, a
+    workbook) or in the document is kept in the dataset's ``facts``.
 
     Raises:
         ValueError: For a document of a format this benchmark does not read.

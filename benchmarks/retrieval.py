@@ -60,7 +60,7 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 import numpy as np
 from _file_report import file_markdown, file_results
-from _pdf_baselines import DOCX, FILE_SKIPPED, PDF, file_methods, ours_file_documents, view_of
+from _pdf_baselines import FILE_SKIPPED, FILES, file_methods, ours_file_documents, view_of
 from _pdf_structure import ChunkView, reading_speed
 from _retrieval_eval import (
     COVERAGE,
@@ -998,7 +998,7 @@ def kind_methods() -> list[Method]:
         f"{OURS}-file+sentence",
         "as procedure-rag-file, with text chunks in every language searched by their sentences",
         documents=ours_file_documents,
-        formats=PDF | DOCX,
+        formats=FILES,
         sentences="all",
     )
     file_no_sentences = ours_method(
@@ -1006,7 +1006,7 @@ def kind_methods() -> list[Method]:
         "as procedure-rag-file, with every text chunk searched by its raw text (the default before "
         "7 December)",
         documents=ours_file_documents,
-        formats=PDF | DOCX,
+        formats=FILES,
         sentences="none",
     )
     file_both = ours_method(
@@ -1014,7 +1014,7 @@ def kind_methods() -> list[Method]:
         "as procedure-rag-file, with a vector per step and text chunks in every language searched by "
         "their sentences",
         documents=ours_file_documents,
-        formats=PDF | DOCX,
+        formats=FILES,
         steps=True,
         sentences="all",
     )
@@ -1123,7 +1123,7 @@ def methods(settings: Settings) -> list[Method]:
 
 
 def all_methods(settings: Settings) -> list[Method]:
-    """The text methods, then the methods that read PDF and Word files (``_pdf_baselines``)."""
+    """The text methods, then the methods that read PDF, Word and Excel files (``_pdf_baselines``)."""
     return [*methods(settings), *file_methods(settings, flat=flat_method, ours=ours_method)]
 
 

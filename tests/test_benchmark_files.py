@@ -372,3 +372,40 @@ def test_each_file_corpus_is_read_by_its_own_methods_with_rows_per_document():
     figures = {(r["dataset"], r["method"]): {k: v for k, v in r.items() if "@" in k} for r in result.rows}
     for dataset in ("t-docx", "t-pdf"):
         assert figures[dataset, "procedure-rag-loader"] == figures[dataset, "procedure-rag-file"]
+
+
+def test_excel_questions_are_read_by_the_file_methods_and_the_pandas_swap(tmp_path: Path):
+    # A held-out question may name a workbook: the snippet loader takes .xlsx, the reference text
+    # is the cells, and the file methods, the loader and LlamaIndex's default reader with its
+    # splitter or ours read it.
+    gold = [
+        {"role": "step", "page": 1, "text": "スタートメニューより「コマンドプロンプト」を開く。"},
+        {"role": "result", "page": 1, "text": "・コマンドプロンプトが起動できること。"},
+    ]
+    record = {"qid": "x1", "lang": "ja", "type": "operation", "question": "?", "gold": gold}
+    path = tmp_path / "sheets.jsonl"
+    path.write_text(
+        json.dumps({**record, "doc": "xlsx/ja_neos21_sagyo-tejunsho-template.xlsx"}) + "\n", "utf-8"
+    )
+    (dataset,) = sg.load_snippet_questions(path, DATA)
+    assert (dataset.name, dataset.kind) == ("sheets/xlsx", "xlsx")
+    assert dataset.facts["gold_check"]["found_on_their_page"] == 2
+    assert [s.doc for s in dataset.corpora["ja"]] == sorted(
+        f"xlsx/{p.name}" for p in (DATA / "xlsx").glob("*.xlsx")
+    )
+    settings = bench.Settings(chunk_size=400, chunk_overlap=80, k=5)
+    result = bench.run_benchmark(
+        [dataset], bench.all_methods(settings), FakeEmbedder(), settings, budget=1000, tokens=WORDS
+    )
+    rows = {r["method"]: r for r in result.rows}
+    assert set(rows) == {
+        "llamaindex-pandas-excel-sentence",
+        "procedure-rag-file",
+        "procedure-rag-file-context-800",
+        "procedure-rag-pandas-excel",
+        "procedure-rag-loader",
+    }
+    # The step row's action and result are one step, in one chunk, read from the file or from the
+    # loader's rows alike.
+    for method in ("procedure-rag-file", "procedure-rag-pandas-excel", "procedure-rag-loader"):
+        assert rows[method]["complete@5"] == 1.0, method
