@@ -92,7 +92,7 @@ def _corpus_files(docs_root: Path, docs: Iterable[str], suffix: str) -> list[str
 
 
 def load_snippet_questions(path: Path, docs_root: Path) -> list[Dataset]:
-    """A snippet-gold question file as one dataset per file format (``{stem}/pdf``, ``{stem}/docx``, ``{stem}/xlsx``).
+    """A snippet-gold question file as one dataset per file format (``{stem}/pdf``, ``/docx``, ``/xlsx``).
 
     Each dataset's corpus, per language, is the documents its questions name plus every file
     of the same suffix in their folders. Every snippet is looked up in the reference text
