@@ -172,6 +172,12 @@ def _found(text: str) -> list[tuple[int, str]]:
                 (2, "Enter the address."),
             ],
         ),
+        # Japanese: a terse step ends on what it operates; 「…に注意してください」 is the step's note.
+        (
+            "設定するには:\n\n[設定] を開きます。\n\n[詳細] を選択\n\n"
+            "設定は再起動後に有効になることに注意してください。\n\n[保存] をクリックします。",
+            [(1, "[設定] を開きます。"), (2, "[詳細] を選択"), (3, "[保存] をクリックします。")],
+        ),
         # A modal sentence says what one can do: not a step.
         ("To update:\n\nYou can stop the service.\n\nYou can run the installer.", []),
     ],

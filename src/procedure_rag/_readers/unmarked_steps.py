@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable, Mapping
 from procedure_rag._language.lexicons import Lexicon
 from procedure_rag._language.sentences import split_sentences
 from procedure_rag._language.step_fields import is_instruction
+from procedure_rag._language.step_words import JA_OPERATE_VERBS
 from procedure_rag._readers.furniture_rules import is_navigation
 from procedure_rag._readers.headings import title_like
 from procedure_rag._readers.text_lines import Line, iter_lines
@@ -129,7 +130,11 @@ def _paragraphs(text: str) -> Iterable[tuple[Line, list[Line]]]:
 #: Japanese step asks politely (「…を選択します。」「…してください。」); 「…されます」,
 #: 「…になります」, 「…があります」 report, a plain 「…する」 titles.
 _STEP_ENDS: Mapping[str, re.Pattern[str]] = {
-    "ja": re.compile(r"(?:(?<!れ)(?<!なり)(?<!あり)ます|ください|下さい)[」』)）\s]*[。．]?\s*$"),
+    "ja": re.compile(
+        r"(?:(?<!れ)(?<!なり)(?<!あり)ます|ください|下さい"
+        # A terse step ends on what it operates (「手動セットアップに変更」「[OK] を選択」).
+        rf"|[をに]\s*(?:{JA_OPERATE_VERBS}))[」』)）\s]*[。．]?\s*$"
+    ),
 }
 
 
@@ -158,8 +163,10 @@ def _instructs(sentence: str, lexicon: Lexicon) -> bool:
     words = lexicon.step_words
     label = _FIRST_WORD.match(sentence)
     labelled = label is not None and label.group().lower() in lexicon.caution_labels
-    if labelled or words.note_opener.match(sentence):
-        return False  # "Note …", "Also note that…", 「なお、…」: a note (English notes open with a verb)
+    if labelled or words.note_opener.match(sentence) or lexicon.caution.search(sentence):
+        # "Note …", "Also note that…", 「なお、…」, 「…に注意してください」: a note, the step's
+        # before it (English notes open with a verb); "Do not unplug…" its caution.
+        return False
     if words.act_then_result.search(sentence):
         return words.statement.search(sentence) is None
     condition = lexicon.condition.match(sentence)
