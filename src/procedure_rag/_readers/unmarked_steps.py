@@ -14,10 +14,12 @@ paragraphs with nothing to tell a step from a sentence::
 A paragraph is such a step when it reads as an instruction in one of the lexicons'
 terms (an English sentence that opens with an imperative, a condition before it or not;
 a Japanese one that asks politely and states nothing: 「…を選択します。」, not 「…されて
-います。」 or 「…できます。」; an action with its result: 「…をクリックすると、…が表示され
-ます。」) and it follows a lead-in (its last line ends with a colon, or reads as one in
-the lexicons' terms: "the following steps", 「次の手順」), the step before it, or opens
-a run of two steps. A title right over two steps ("Setup" / "Upload an app…" /
+います。」 or 「…できます。」, or tersely ends on what it operates: 「手動セットアップに変更」;
+an action with its result: 「…をクリックすると、…が表示されます。」; never a note or a
+caution, which stays with the step before it: 「…に注意してください。」, "Do not …") and
+it follows a lead-in (its last line ends with a colon, or reads as one in the lexicons'
+terms: "the following steps", 「次の手順」), the step before it, or opens a run of two
+steps. A title right over two steps ("Setup" / "Upload an app…" /
 "Assign your app…") heads a new list and is no step; a title-like step ("Click Save")
 has a step or its result after it. Between a lead-in and its first step a caution may
 stand ("Warning …", 「注意: …」); between two steps up to five paragraphs that are
