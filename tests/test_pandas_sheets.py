@@ -54,6 +54,28 @@ def test_pandas_rows_give_the_file_readers_steps(tests_data: Path, name: str) ->
     assert ours  # each sheet has steps
 
 
+@pytest.mark.parametrize("name", SHEETS)
+def test_the_reader_alone_names_no_file_and_its_sheets_are_still_read(tests_data: Path, name: str) -> None:
+    # PandasExcelReader().load_data(path) writes no metadata: the text alone tells the format, by a
+    # column pandas named "Unnamed: i" in its own place (every sheet here has an empty header cell).
+    from llama_index.readers.file import PandasExcelReader  # noqa: PLC0415
+
+    path = tests_data / name
+    documents = PandasExcelReader().load_data(path)
+    assert all(d.metadata == {} for d in documents)
+    nodes = ProcedureNodeParser().get_nodes_from_documents(documents)
+    assert _fields([n.metadata for n in nodes]) == _fields([d.metadata for d in ProcedureLoader(path).load()])
+
+
+def test_a_text_of_records_with_no_source_stays_text() -> None:
+    # Two rows with every column would do for a workbook's text; with no source, a column named
+    # in pandas' way is needed.
+    text = "Name: Kiosk, Mode: single app\nName: Lobby, Mode: multi app"
+    assert sheet_rows(text) is not None
+    docs = ProcedureTextSplitter.from_tiktoken_encoder().split_documents([Document(page_content=text)])
+    assert "Name: Kiosk, Mode: single app" in docs[0].page_content
+
+
 def test_a_procedure_sheets_columns_are_step_fields_through_the_langchain_splitter(tests_data: Path) -> None:
     path = tests_data / "xlsx/ja_neos21_sagyo-tejunsho-template.xlsx"
     source = {"source": str(path)}

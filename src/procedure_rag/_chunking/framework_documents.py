@@ -271,9 +271,17 @@ def _text_of_files(fmt: str | None) -> str | None:
 
 #: Suffixes of spreadsheets, whose text a pandas-based loader may have written row by row.
 _SHEET_SUFFIXES = frozenset({".xlsx", ".xlsm", ".xls"})
+
 #: Suffixes of word-processor files, which number their lists themselves: the text a loader
 #: extracts from one (``Docx2txtLoader``, LlamaIndex's ``DocxReader``) holds no list number.
 _NUMBERED_BY_WORD = frozenset({".docx", ".docm", ".doc", ".odt"})
+
+
+def _maybe_sheet(text: str) -> bool:
+    """Whether ``text`` opens as a pandas-based loader's row does: ``name: value, name: value``."""
+    line = text[: text.find("\n")] if "\n" in text[:100_000] else text[:100_000]
+    first = line.find(": ")
+    return first > 0 and line.find(", ", first) > 0 and line.find(": ", line.find(", ", first)) > 0
 
 
 def _suffix(metadata: Mapping[str, Any]) -> str | None:
@@ -325,11 +333,14 @@ def iter_document_chunks(
         return
     ((text, own),) = documents
     named = _named_format(chunker, own)
-    if named is None and _suffix(own) in _SHEET_SUFFIXES:
-        # A sheet a pandas-based loader wrote row by row (LlamaIndex's PandasExcelReader): its
-        # cells read back, and the sheet read as the Excel reader reads one.
+    suffix = _suffix(own)
+    if named is None and (suffix is None or suffix in _SHEET_SUFFIXES) and _maybe_sheet(text):
+        # A sheet a pandas-based loader wrote row by row (LlamaIndex's PandasExcelReader, which
+        # names no file when used alone): its cells read back, the sheet read as the Excel
+        # reader reads one.
         sid = source_id or _hashed(text)
-        sheet = read_loader_sheet(text, source_id=sid, options=chunker.options.reader_options)
+        options = chunker.options.reader_options
+        sheet = read_loader_sheet(text, source_id=sid, options=options, unnamed=suffix is None)
         if sheet is not None:
             for chunk in _extracted_chunks(chunker, sheet.text, sid, lambda _: sheet.elements):
                 yield _whole(chunk, metadata)

@@ -26,13 +26,13 @@ _PIECE_KEY = re.compile(r"(Unnamed: \d+|[^\n]*?): ")
 _DEDUPED = re.compile(r"(.+)\.(\d+)")
 
 
-def sheet_rows(text: str) -> list[list[str]] | None:
+def sheet_rows(text: str, *, unnamed: bool = False) -> list[list[str]] | None:
     """The sheet's rows, its header row first, or ``None`` when ``text`` is not such a sheet.
 
     The column names are read from the first row and kept where every row has them, in
     order; a text is taken for a sheet when at least one empty header cell is named
-    ``Unnamed: i`` at its own column ``i``, or when it has two rows or more, each with
-    every column.
+    ``Unnamed: i`` at its own column ``i``, or (unless ``unnamed``: a text whose source is
+    not known to be a workbook) when it has two rows or more, each with every column.
     """
     first_line = text.split("\n", 1)[0]
     candidates = _candidates(first_line)
@@ -48,7 +48,7 @@ def sheet_rows(text: str) -> list[list[str]] | None:
     headers = [candidates[0]] + [
         name for name in candidates[1:] if all(_FIELD + name + _KEY in row for row in rows_text)
     ]
-    if not _looks_like_pandas(headers, len(rows_text)):
+    if not _looks_like_pandas(headers, len(rows_text), unnamed=unnamed):
         return None
     rows = [_header_row(headers)]
     for row_text in rows_text:
@@ -72,12 +72,12 @@ def _candidates(line: str) -> list[str]:
     return names
 
 
-def _looks_like_pandas(headers: list[str], rows: int) -> bool:
+def _looks_like_pandas(headers: list[str], rows: int, *, unnamed: bool) -> bool:
     unnamed_in_place = any(
         (m := _UNNAMED.fullmatch(name)) is not None and int(m.group(1)) == column
         for column, name in enumerate(headers)
     )
-    return len(headers) >= 2 and (unnamed_in_place or rows >= 2)
+    return len(headers) >= 2 and (unnamed_in_place or (rows >= 2 and not unnamed))
 
 
 def _cells(row: str, headers: list[str]) -> list[str] | None:

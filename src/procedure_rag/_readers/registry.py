@@ -519,13 +519,15 @@ def iter_text(
 
 
 def read_loader_sheet(
-    text: str, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
+    text: str, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS, unnamed: bool = False
 ) -> Source | None:
     """A sheet a pandas-based loader wrote row by row, read as the Excel reader reads one.
 
     LlamaIndex's ``PandasExcelReader`` writes each row as ``header: value, header: value``
     (:mod:`procedure_rag._readers.pandas_rows`); its cells are read back and the sheet is read
     by :func:`procedure_rag._readers.xlsx.read_sheet_rows`. ``None`` when ``text`` is no such sheet.
+    ``unnamed``: the text's source is not known to be a workbook, so only a column pandas
+    named ``Unnamed: i`` in its place tells the loader's format.
 
     Raises:
         ValueError: For text over ``options.max_input_chars``.
@@ -533,7 +535,7 @@ def read_loader_sheet(
     from procedure_rag._readers.pandas_rows import sheet_rows  # noqa: PLC0415 - a sheet's text only
 
     check_size(len(text), options.max_input_chars)
-    rows = sheet_rows(text)
+    rows = sheet_rows(text, unnamed=unnamed)
     if rows is None:
         return None
     read_rows = cast("Callable[..., Source]", _function(_entry("xlsx"), "read_sheet_rows"))
