@@ -104,6 +104,20 @@ def test_sheet_rows_reads_cells_back() -> None:
     ]
 
 
+def test_a_number_column_pandas_wrote_as_floats_is_read_as_the_sheet_shows_it() -> None:
+    # pandas reads a column of numbers with an empty cell as floats: 1.0, 2.0.
+    text = "No: 1.0, Action: Open it., Result: It opens.\nNo: , Action: See the note., Result: \n"
+    text += "No: 2.0, Action: Close it., Result: It closes."
+    rows = sheet_rows(text)
+    assert rows is not None
+    assert [row[0] for row in rows] == ["No", "1", "", "2"]
+    assert sheet_rows("Version: 2.0, Note: a\nVersion: 2.5, Note: b") == [
+        ["Version", "Note"],
+        ["2.0", "a"],
+        ["2.5", "b"],
+    ]
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -24,6 +24,7 @@ _KEY = ": "
 _UNNAMED = re.compile(r"Unnamed: (\d+)")
 _PIECE_KEY = re.compile(r"(Unnamed: \d+|[^\n]*?): ")
 _DEDUPED = re.compile(r"(.+)\.(\d+)")
+_WHOLE_FLOAT = re.compile(r"-?\d+\.0")
 
 
 def sheet_rows(text: str, *, unnamed: bool = False) -> list[list[str]] | None:
@@ -50,13 +51,13 @@ def sheet_rows(text: str, *, unnamed: bool = False) -> list[list[str]] | None:
     ]
     if not _looks_like_pandas(headers, len(rows_text), unnamed=unnamed):
         return None
-    rows = [_header_row(headers)]
+    rows = []
     for row_text in rows_text:
         cells = _cells(row_text, headers)
         if cells is None:
             return None
         rows.append(cells)
-    return rows
+    return [_header_row(headers), *_whole_numbers(rows)]
 
 
 def _candidates(line: str) -> list[str]:
@@ -92,6 +93,21 @@ def _cells(row: str, headers: list[str]) -> list[str] | None:
         at = sep + len(_FIELD) + len(name) + len(_KEY)
     values.append(row[at:])
     return [value.strip() for value in values]
+
+
+def _whole_numbers(rows: list[list[str]]) -> list[list[str]]:
+    """``rows`` with a column of whole numbers written back as integers.
+
+    pandas reads a column of numbers with an empty cell as floats, so the loader writes the
+    step numbers ``1, 2, 3`` as ``1.0, 2.0, 3.0``: where every value of a column is such a
+    float, it is the integer the sheet shows.
+    """
+    width = len(rows[0]) if rows else 0
+    columns = [[row[col] for row in rows if row[col]] for col in range(width)]
+    whole = [col for col, cells in enumerate(columns) if cells and all(map(_WHOLE_FLOAT.fullmatch, cells))]
+    if not whole:
+        return rows
+    return [[cell[:-2] if col in whole and cell else cell for col, cell in enumerate(row)] for row in rows]
 
 
 def _header_row(headers: list[str]) -> list[str]:
