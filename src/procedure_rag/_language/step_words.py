@@ -139,6 +139,12 @@ class StepWords:
             report, whatever result words it holds: English instructs at its start
             ("Open Settings" holds "open"); a Japanese sentence instructs or reports by
             its ending (「デバイスが再起動します」 reports).
+        stands_alone: How an instruction ends when it is a step by itself, with no number to
+            say so (Word text whose list numbers were lost,
+            :mod:`procedure_rag._readers.unmarked_steps`): a Japanese step asks politely
+            (「…を選択します。」, not 「…されます」) or ends on what it operates
+            (「手動セットアップに変更」); an English instruction says so at its start, so any
+            ending will do.
     """
 
     not_condition: re.Pattern[str]
@@ -168,6 +174,7 @@ class StepWords:
     field_label: re.Pattern[str]
     object_marker: str = ""
     instruction_outranks_result: bool = False
+    stands_alone: re.Pattern[str] = re.compile("")
 
 
 # A run of text that may hold balanced brackets (a link's text with "(2FA)", a quoted label).
@@ -244,6 +251,11 @@ JAPANESE_STEP_WORDS = StepWords(
     # the action operates something or asks for it.
     continuation=re.compile(rf"を\s*{_JA_OPERATE}|(?:ください|下さい|ましょう)[*」』)）\s]*[。．]?\s*$"),
     operates=re.compile(rf"を\s*{_JA_OPERATE}(?!され|られ)"),
+    # A step by itself asks politely (not 「…されます」「…になります」「…があります」, which report)
+    # or tersely ends on what it operates (「手動セットアップに変更」「[OK] を選択」).
+    stands_alone=re.compile(
+        rf"(?:(?<!れ)(?<!なり)(?<!あり)ます|ください|下さい|[をに]\s*{_JA_OPERATE})[」』)）\s]*[。．]?\s*$"
+    ),
     # 「…をクリックすると、…が表示されます」: the action ends at the verb, the rest is its result.
     act_then_result=re.compile(
         r"^(?P<act>[^。]*?を[^。、]*?[うくすつぬぶむる])(?<!よう)と(?![いきしもなか])[、，,]?\s*(?P<rest>[^。].*)$"

@@ -39,7 +39,6 @@ from collections.abc import Callable, Iterable, Mapping
 from procedure_rag._language.lexicons import Lexicon
 from procedure_rag._language.sentences import split_sentences
 from procedure_rag._language.step_fields import is_instruction
-from procedure_rag._language.step_words import JA_OPERATE_VERBS
 from procedure_rag._readers.furniture_rules import is_navigation
 from procedure_rag._readers.headings import title_like
 from procedure_rag._readers.text_lines import Line, iter_lines
@@ -128,18 +127,6 @@ def _paragraphs(text: str) -> Iterable[tuple[Line, list[Line]]]:
         yield run[0], run
 
 
-#: How a sentence that is a step by itself ends, per language, besides instructing: a
-#: Japanese step asks politely (「…を選択します。」「…してください。」); 「…されます」,
-#: 「…になります」, 「…があります」 report, a plain 「…する」 titles.
-_STEP_ENDS: Mapping[str, re.Pattern[str]] = {
-    "ja": re.compile(
-        r"(?:(?<!れ)(?<!なり)(?<!あり)ます|ください|下さい"
-        # A terse step ends on what it operates (「手動セットアップに変更」「[OK] を選択」).
-        rf"|[をに]\s*(?:{JA_OPERATE_VERBS}))[」』)）\s]*[。．]?\s*$"
-    ),
-}
-
-
 _FIRST_WORD = re.compile(r"[^\s:：]+")
 
 
@@ -174,10 +161,11 @@ def _instructs(sentence: str, lexicon: Lexicon) -> bool:
     condition = lexicon.condition.match(sentence)
     if condition is not None and condition.end() < len(sentence):
         sentence = sentence[condition.end() :].lstrip(" ,、，")
-    if not is_instruction(sentence, lexicon) or words.modal.search(sentence):
-        return False
-    ends = _STEP_ENDS.get(lexicon.language)
-    return ends is None or ends.search(sentence) is not None
+    return (
+        is_instruction(sentence, lexicon)
+        and words.modal.search(sentence) is None
+        and words.stands_alone.search(sentence) is not None
+    )
 
 
 def _lead_in(para: str, rules: tuple[Lexicon, ...], *, then_step: bool) -> bool:
