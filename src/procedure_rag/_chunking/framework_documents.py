@@ -41,6 +41,7 @@ from procedure_rag._readers.registry import (
     detect_text_format,
     iter_paged_text,
     iter_text,
+    loader_sheet_rows,
     read_loader_sheet,
 )
 from procedure_rag._readers.unstructured import ELEMENT_METADATA_KEYS, is_element_metadata, iter_records
@@ -277,13 +278,6 @@ _SHEET_SUFFIXES = frozenset({".xlsx", ".xlsm", ".xls"})
 _NUMBERED_BY_WORD = frozenset({".docx", ".docm", ".doc", ".odt"})
 
 
-def _maybe_sheet(text: str) -> bool:
-    """Whether ``text`` opens as a pandas-based loader's row does: ``name: value, name: value``."""
-    line = text[: text.find("\n")] if "\n" in text[:100_000] else text[:100_000]
-    first = line.find(": ")
-    return first > 0 and line.find(", ", first) > 0 and line.find(": ", line.find(", ", first)) > 0
-
-
 def _suffix(metadata: Mapping[str, Any]) -> str | None:
     source = _file_of(metadata)
     return PurePath(source).suffix.lower() if source else None
@@ -334,23 +328,23 @@ def iter_document_chunks(
     ((text, own),) = documents
     named = _named_format(chunker, own)
     suffix = _suffix(own)
-    if named is None and (suffix is None or suffix in _SHEET_SUFFIXES) and _maybe_sheet(text):
-        # A sheet a pandas-based loader wrote row by row (LlamaIndex's PandasExcelReader, which
-        # names no file when used alone): its cells read back, the sheet read as the Excel
-        # reader reads one.
+    options = chunker.options.reader_options
+    # A sheet a pandas-based loader wrote row by row (LlamaIndex's PandasExcelReader, which
+    # names no file when used alone): its cells read back, the sheet read as the Excel reader
+    # reads one.
+    maybe_sheet = named is None and (suffix is None or suffix in _SHEET_SUFFIXES)
+    rows = loader_sheet_rows(text, options=options, unnamed=suffix is None) if maybe_sheet else None
+    if rows is not None:
         sid = source_id or _hashed(text)
-        options = chunker.options.reader_options
-        sheet = read_loader_sheet(text, source_id=sid, options=options, unnamed=suffix is None)
-        if sheet is not None:
-            for chunk in _extracted_chunks(chunker, sheet.text, sid, lambda _: sheet.elements):
-                yield _whole(chunk, metadata)
-            return
-    fmt = _text_of_files(named) or detect_text_format(text, suffix=_suffix(own))
-    if fmt == "text" and (named in FILE_FORMATS or _suffix(own) in EXTRACTED_SUFFIXES):
+        sheet = read_loader_sheet(rows, source_id=sid, options=options)
+        for chunk in _extracted_chunks(chunker, sheet.text, sid, lambda _: sheet.elements):
+            yield _whole(chunk, metadata)
+        return
+    fmt = _text_of_files(named) or detect_text_format(text, suffix=suffix)
+    if fmt == "text" and (named in FILE_FORMATS or suffix in EXTRACTED_SUFFIXES):
         # A file's extracted text in one document (PyPDFLoader(mode="single")): read as pages are.
         text = _glyphs_shown(text)
-        options = chunker.options.reader_options
-        if named == "docx" or _suffix(own) in _NUMBERED_BY_WORD:
+        if named == "docx" or suffix in _NUMBERED_BY_WORD:
             options = replace(options, numbering_lost=True)
         chunks = _extracted_chunks(
             chunker, text, source_id, lambda sid: iter_text(text, source_id=sid, fmt="text", options=options)

@@ -35,9 +35,13 @@ def sheet_rows(text: str, *, unnamed: bool = False) -> list[list[str]] | None:
     ``Unnamed: i`` at its own column ``i``, or (unless ``unnamed``: a text whose source is
     not known to be a workbook) when it has two rows or more, each with every column.
     """
-    first_line = text.split("\n", 1)[0]
+    cut = text.find("\n")
+    first_line = text if cut < 0 else text[:cut]
+    if _FIELD not in first_line:
+        return None  # one column, or no such row: most texts stop here
     candidates = _candidates(first_line)
-    if not candidates:
+    # Columns are only ever dropped below: a text that cannot pass on its first row stops here.
+    if not _looks_like_pandas(candidates, 2, unnamed=unnamed):
         return None
     lead = candidates[0] + _KEY
     if not text.startswith(lead):

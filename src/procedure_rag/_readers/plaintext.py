@@ -139,7 +139,11 @@ class _Reader(SlideTitles):
         self.step_styles = step_styles
         self.heading_styles = heading_styles
         self.pages = Pages(text, batch_running)
-        self.unmarked = unmarked or {}  # unnumbered steps: first line's body -> ordinal
+        # Unnumbered steps (Word text): first line's body -> the marker the step is read with.
+        self.unmarked = {
+            body: StepMarker(f"{ordinal}.", 0, UNMARKED_STYLE, ordered=True)
+            for body, ordinal in (unmarked or {}).items()
+        }
         self.paragraph_lines = unmarked is not None
         # Word text: a step's paragraphs (its notes, its sub-items) have no indentation to show.
         self.max_pending = MAX_GAP if unmarked is not None else _MAX_PENDING
@@ -189,10 +193,8 @@ class _Reader(SlideTitles):
         return self.text[max(line.body, line.end - 40) : line.end]
 
     def marker(self, line: Line) -> StepMarker | None:
-        if self.unmarked:
-            ordinal = self.unmarked.get(line.body)
-            if ordinal is not None:
-                return StepMarker(f"{ordinal}.", 0, UNMARKED_STYLE, ordered=True)
+        if self.unmarked and (step := self.unmarked.get(line.body)) is not None:
+            return step
         head = line.head
         if self.step_prefilter is not None and self.step_prefilter.match(head) is None:
             return None

@@ -518,16 +518,16 @@ def iter_text(
     return reader(fmt)(text, source_id=source_id, options=options)
 
 
-def read_loader_sheet(
-    text: str, *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS, unnamed: bool = False
-) -> Source | None:
-    """A sheet a pandas-based loader wrote row by row, read as the Excel reader reads one.
+def loader_sheet_rows(
+    text: str, *, options: ReaderOptions = DEFAULT_READER_OPTIONS, unnamed: bool = False
+) -> list[list[str]] | None:
+    """The rows of a sheet a pandas-based loader wrote, or ``None`` when ``text`` is no such sheet.
 
     LlamaIndex's ``PandasExcelReader`` writes each row as ``header: value, header: value``
-    (:mod:`procedure_rag._readers.pandas_rows`); its cells are read back and the sheet is read
-    by :func:`procedure_rag._readers.xlsx.read_sheet_rows`. ``None`` when ``text`` is no such sheet.
+    (:func:`procedure_rag._readers.pandas_rows.sheet_rows`, which reads the cells back);
     ``unnamed``: the text's source is not known to be a workbook, so only a column pandas
-    named ``Unnamed: i`` in its place tells the loader's format.
+    named ``Unnamed: i`` in its place tells the loader's format. Read them with
+    :func:`read_loader_sheet`.
 
     Raises:
         ValueError: For text over ``options.max_input_chars``.
@@ -535,9 +535,13 @@ def read_loader_sheet(
     from procedure_rag._readers.pandas_rows import sheet_rows  # noqa: PLC0415 - a sheet's text only
 
     check_size(len(text), options.max_input_chars)
-    rows = sheet_rows(text, unnamed=unnamed)
-    if rows is None:
-        return None
+    return sheet_rows(text, unnamed=unnamed)
+
+
+def read_loader_sheet(
+    rows: list[list[str]], *, source_id: str, options: ReaderOptions = DEFAULT_READER_OPTIONS
+) -> Source:
+    """A sheet's rows (:func:`loader_sheet_rows`) read as the Excel reader reads a sheet."""
     read_rows = cast("Callable[..., Source]", _function(_entry("xlsx"), "read_sheet_rows"))
     return read_rows(rows, source_id=source_id, options=options)
 
