@@ -8,16 +8,23 @@ along with the next unit so that every source character stays covered.
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from procedure_rag._language.lexicons import Lexicon, split_sentences
+from procedure_rag._language.numbering import marker_ordinal
 from procedure_rag._types import ElementKind, LayoutElement
 
 __all__ = ["Section", "Unit", "iter_sections"]
 
 _CARRIER_KINDS = (ElementKind.SECTION_HEADER, ElementKind.TITLE)
 _SOLO_KINDS = {ElementKind.TABLE: "table", ElementKind.CODE: "code"}
+#: Units a list may hold between two of its steps and still go on (a step's body paragraphs,
+#: its screenshot, the command it runs), when its numbering does.
+MAX_BETWEEN_STEPS = 4
+_DIGIT_RUN = re.compile(r"[0-9０-９]+")
 
 
 @dataclass
@@ -29,7 +36,9 @@ class Unit:
         elements: The unit's elements in reading order (lead-in first for lists).
         lead_in: The list's lead-in element, when it has one.
         carried: Headings and bare markup that ride with this unit (for their spans).
-        bound_after: Notes and pictures that directly follow the list, bound to its last step.
+        list_id: The list the unit's next item must belong to, to join it.
+        resumed: Whether the list went on after units between its steps (see
+            :func:`_resumed_list`).
     """
 
     kind: str
@@ -37,6 +46,7 @@ class Unit:
     lead_in: LayoutElement | None = None
     carried: list[LayoutElement] = field(default_factory=list)
     list_id: str | None = None
+    resumed: bool = False
 
 
 @dataclass
@@ -77,6 +87,82 @@ def _list_unit(el: LayoutElement, prev: Unit | None, units: list[Unit], lexicon:
     return unit
 
 
+def _marker_shape(number: str) -> str:
+    """A marker with its digits as ``#`` and a circled number as ``①``: ``"3."`` → ``"#."``."""
+    shape = _DIGIT_RUN.sub("#", number.strip())
+    return "①" if len(shape) == 1 and marker_ordinal(shape) is not None and not shape.isalpha() else shape
+
+
+def _continues(last: LayoutElement, item: LayoutElement) -> bool:
+    """Whether ``item`` is the step after ``last``: same level and marker shape, the next number."""
+    if not (last.ordered and item.ordered and last.number and item.number) or last.level != item.level:
+        return False
+    before, after = marker_ordinal(last.number), marker_ordinal(item.number)
+    return (
+        before is not None
+        and after == before + 1
+        and _marker_shape(last.number) == _marker_shape(item.number)
+    )
+
+
+def _resumed_list(item: LayoutElement, units: list[Unit]) -> Unit | None:
+    """The list ``item`` goes on with after a few units between, moved into it; else ``None``.
+
+    A list whose first step follows on from the last step of the list a few units
+    before it (``② 属性の削除`` after ``① 属性の追加`` and its description, ``2.`` after
+    ``1.`` and a command a Markdown author did not indent) is that list going on: what
+    stands between is the body of the step before it, as a paragraph indented under the
+    step would be, so a cut falls between steps, not inside one. Only the nearest list
+    may go on, and no list stands between (a heading ends the section, so never does).
+    """
+    for back in range(1, min(len(units), MAX_BETWEEN_STEPS + 1) + 1):
+        unit = units[-back]
+        if unit.kind != "list":
+            continue
+        last = next((el for el in reversed(unit.elements) if el.kind is ElementKind.LIST_ITEM), None)
+        if last is None or not _continues(last, item):
+            return None
+        between = units[len(units) - back + 1 :]
+        del units[len(units) - back + 1 :]
+        for held in between:
+            unit.elements.extend(held.elements)
+            unit.carried.extend(held.carried)
+        unit.list_id = item.list_id
+        unit.resumed = True
+        return unit
+    return None
+
+
+def _every_step_has_body(unit: Unit) -> bool:
+    """Whether something stands under each of the list's steps but the last (see :func:`_last_bodies`)."""
+    items = [el for el in unit.elements if el is not unit.lead_in]
+    level = min((el.level for el in items if el.kind is ElementKind.LIST_ITEM), default=0)
+    roots = [i for i, el in enumerate(items) if el.kind is ElementKind.LIST_ITEM and el.level == level]
+    return all(b - a > 1 for a, b in itertools.pairwise(roots))
+
+
+def _last_bodies(units: list[Unit]) -> None:
+    """Give a resumed list's last step the paragraph after it, where every step before has a body.
+
+    Laid out as ``① label`` / description, ``② label`` / description…, the paragraph
+    after the last label is its description as much as the others are theirs.
+    """
+    i = 0
+    while i < len(units) - 1:
+        unit, after = units[i], units[i + 1]
+        if (
+            unit.resumed
+            and after.kind == "text"
+            and len(after.elements) == 1
+            and not after.elements[0].admonition
+            and _every_step_has_body(unit)
+        ):
+            unit.elements.extend(after.elements)
+            unit.carried.extend(after.carried)
+            del units[i + 1]
+        i += 1
+
+
 def _units_of(elements: list[LayoutElement], lexicon: Lexicon) -> list[Unit]:
     units: list[Unit] = []
     pending: list[LayoutElement] = []
@@ -89,6 +175,9 @@ def _units_of(elements: list[LayoutElement], lexicon: Lexicon) -> list[Unit]:
         unit: Unit
         if el.list_id is not None and prev_list is not None and prev_list.list_id == el.list_id:
             unit = prev_list
+            unit.elements.append(el)
+        elif el.list_id is not None and (resumed := _resumed_list(el, units)) is not None:
+            unit = resumed
             unit.elements.append(el)
         elif el.list_id is not None:
             unit = _list_unit(el, units[-1] if units else None, units, lexicon)
@@ -106,6 +195,7 @@ def _units_of(elements: list[LayoutElement], lexicon: Lexicon) -> list[Unit]:
             units[-1].carried.extend(pending)
         else:
             units.append(Unit("carrier", [], carried=list(pending)))
+    _last_bodies(units)
     return units
 
 
