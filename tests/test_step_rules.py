@@ -89,6 +89,18 @@ def test_step_marker(line: str, marker: str, ordered: bool, rest: str) -> None:
         "A-Z order is used.",
         "#include <stdio.h>",
         "100% charged.",
+        # Circled numbers that name other items: a range or a list of them opens the sentence
+        # (the PLATEAU disaster-prevention and fluid-dynamics manuals).
+        "①～⑥で登録した情報から個別品計画を作成、ダウンロードします。",
+        "④、⑤の内容で架空建物の作成を実行します。",
+        "①と②を選択した情報でシミュレーション結果を描画表示します。",
+        "② ～ ⑥の設定で横断歩道を追加します。",
+        # …or a particle after it: the item is named, not opened (the fluid-dynamics, crowd
+        # simulation and tree-management manuals).
+        "②で非表示中の建物の削除を実行します。",
+        "①のメニューからは4つの画面へ遷移が可能です。",
+        "⑤ で選択中のノードを参照します。",
+        "②のリストをエクセルでエクスポートします。",
     ],
 )
 def test_not_a_step_marker(line: str) -> None:

@@ -38,6 +38,11 @@ _CIRCLED = "\u2460-\u2473\u2776-\u277f\u24eb-\u24f4"  # ①-⑳ ❶-❿ ⓫-⓴
 _GAP = r"(?:[ \t\u3000]+|(?=[^\s]))"
 _KANA_KANJI = "\u3040-\u30ff\u3400-\u9fff"
 _KATAKANA_KANJI = "\u30a0-\u30ff\u3400-\u9fff"  # no hiragana: what particles are written in
+# After a circled number, what makes it a reference to items rather than a step: another
+# circled number after a range or list mark (「①～⑥」, 「④、⑤」, 「①と②」), or a particle
+# before a word (「②で非表示中の…」, 「①のメニュー」).
+_CIRCLED_RANGE = rf"[～〜~\-－、,・と][ \t\u3000]*[{_CIRCLED}]"
+_CIRCLED_NAMED = rf"[でをのがに](?=[{_KATAKANA_KANJI}「『\[])"
 # After "1.": a space, or, in Japanese text, the step's first word ("1.設定を開く", "5.SAVEボタンを押す");
 # never a Latin word alone ("3.Net", "1.5 GB") nor a particle ("1.で設定した": step 1 named).
 _DOTTED_GAP = rf"(?:[ \t\u3000]+|(?=[{_KATAKANA_KANJI}]|[A-Za-z][A-Za-z0-9_-]*[ \u3000]?[{_KANA_KANJI}]))"
@@ -87,7 +92,9 @@ DEFAULT_STEP_STYLES: tuple[StepStyle, ...] = (
     _style("step-word", rf"(?:[Ss]tep|STEP)\s*[{_DIGITS}]+[.:：．)]?"),
     _style("tejun", rf"(?:手順|ステップ)\s*[{_DIGITS}]+[.:：．)）]?", _GAP),
     _style("letter-dash", rf"[A-Z]-[{_DIGITS}]+[.:)]?"),
-    _style("circled", rf"[{_CIRCLED}]", _GAP),
+    # Not a reference to other items: 「①～⑥で登録した情報から…」, 「④、⑤の内容で…」, 「①と②を選択…」,
+    # 「②で非表示中の建物を…」, 「①のメニューから…」 (a particle right after the number: no step opens so).
+    _style("circled", rf"[{_CIRCLED}](?![ \t\u3000]*(?:{_CIRCLED_RANGE}|{_CIRCLED_NAMED}))", _GAP),
     _style("paren", rf"[(（](?:[{_DIGITS}]{{1,3}}|[a-zA-Zａ-ｚ]|{_ROMAN})[)）]", _GAP),
     _style("sphinx-auto", r"#\."),
     _style("dotted-fullwidth", rf"[{_DIGITS}]{{1,3}}[．]", _GAP),
