@@ -133,34 +133,37 @@ def _resumed_list(item: LayoutElement, units: list[Unit]) -> Unit | None:
     return None
 
 
-def _every_step_has_body(unit: Unit) -> bool:
-    """Whether something stands under each of the list's steps but the last (see :func:`_last_bodies`)."""
+def _longest_body(unit: Unit) -> int:
+    """How many elements stand under the list's longest step, or 0 if a step but the last has none."""
     items = [el for el in unit.elements if el is not unit.lead_in]
     level = min((el.level for el in items if el.kind is ElementKind.LIST_ITEM), default=0)
     roots = [i for i, el in enumerate(items) if el.kind is ElementKind.LIST_ITEM and el.level == level]
-    return all(b - a > 1 for a, b in itertools.pairwise(roots))
+    bodies = [b - a - 1 for a, b in itertools.pairwise(roots)]
+    return max(bodies) if bodies and min(bodies) > 0 else 0
 
 
 def _last_bodies(units: list[Unit]) -> None:
-    """Give a resumed list's last step the paragraph after it, where every step before has a body.
+    """Give a resumed list's last step the paragraphs after it, where every step before has a body.
 
-    Laid out as ``① label`` / description, ``② label`` / description…, the paragraph
-    after the last label is its description as much as the others are theirs.
+    Laid out as ``① label`` / description, ``② label`` / description…, the paragraphs
+    after the last label are its description as much as the others are theirs: as many
+    as the longest description before holds.
     """
-    i = 0
-    while i < len(units) - 1:
-        unit, after = units[i], units[i + 1]
-        if (
-            unit.resumed
-            and after.kind == "text"
+    for i, unit in enumerate(units):
+        if not unit.resumed:
+            continue
+        most = _longest_body(unit)
+        while (
+            most > 0
+            and i + 1 < len(units)
+            and (after := units[i + 1]).kind == "text"
             and len(after.elements) == 1
             and not after.elements[0].admonition
-            and _every_step_has_body(unit)
         ):
             unit.elements.extend(after.elements)
             unit.carried.extend(after.carried)
             del units[i + 1]
-        i += 1
+            most -= 1
 
 
 def _units_of(elements: list[LayoutElement], lexicon: Lexicon) -> list[Unit]:
