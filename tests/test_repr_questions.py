@@ -23,7 +23,9 @@ def _children(relative: str) -> tuple[Chunk, ...]:
 
 
 def _find(relative: str, heading: str) -> Chunk:
-    return next(c for c in _children(relative) if c.section_path and c.section_path[-1] == heading)
+    """The section's procedure: its first chunk that holds steps, else its first chunk."""
+    section = [c for c in _children(relative) if c.section_path and c.section_path[-1] == heading]
+    return next((c for c in section if c.steps), section[0])
 
 
 def _procedure(heading: str, language: str, *steps: ProcedureStep) -> Chunk:

@@ -13,8 +13,10 @@ DATA = Path(__file__).resolve().parent / "data"
 
 
 def _find(relative: str, heading: str) -> Chunk:
+    """The section's procedure: its first chunk that holds steps, else its first chunk."""
     chunks = chunk((DATA / relative).read_text(encoding="utf-8"), source_id=relative)
-    return next(c for c in chunks if c.section_path and c.section_path[-1] == heading)
+    section = [c for c in chunks if c.section_path and c.section_path[-1] == heading]
+    return next((c for c in section if c.steps), section[0])
 
 
 @pytest.mark.parametrize(
