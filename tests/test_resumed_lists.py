@@ -171,3 +171,18 @@ def test_a_list_that_follows_on_is_cut_as_one_list() -> None:
     # The control of the test above: the same budget, the list going on after a paragraph.
     chunks = children("# A\n\n1. Open the app.\n\nIt starts in a few seconds.\n\n2. Sign in.\n", budget=20)
     assert [c.continued for c in chunks] == [False, True]
+
+
+def test_a_bulleted_list_under_a_step_is_its_body() -> None:
+    # A Markdown author's bullets under step 1, not indented: a bullet list between two
+    # numbered lists. It is step 1's body; only an ordered list between keeps them apart.
+    text = (
+        "# Schedule a job\n\n1. Create the job and fill in its fields.\n\n"
+        "- Name: nightly\n- Start time: 01:00\n- Target: the file server\n\n"
+        "2. Save the job.\n\n3. Check that it is listed under Jobs.\n"
+    )
+    chunks = children(text, budget=50)
+    first = with_step(chunks, "1.")
+    assert "Target: the file server" in first.text
+    assert len(chunks) > 1
+    assert all(c.continued for c in chunks if c is not first)

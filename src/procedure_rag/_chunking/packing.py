@@ -192,14 +192,17 @@ class _ListState:
 def _step_tree(
     unit: Unit, lead: LayoutElement | None, lines_of: Callable[[LayoutElement], list[Line]]
 ) -> list[_StepNode]:
-    """The list's steps as a tree, in reading order; other elements join the step before them."""
+    """The list's steps as a tree, in reading order; other elements join the step before them.
+
+    So do the items of a bulleted list that stood between two steps (``Unit.body_items``).
+    """
     roots: list[_StepNode] = []
     stack: list[_StepNode] = []
     for el in unit.elements:
         if el is lead:
             continue
         lines = lines_of(el)
-        if el.kind is ElementKind.LIST_ITEM or not stack:
+        if (el.kind is ElementKind.LIST_ITEM and el.element_id not in unit.body_items) or not stack:
             # Anything before the first item stands alone: the next item closes it.
             level = el.level if el.kind is ElementKind.LIST_ITEM else _BEFORE_ITEMS
             while stack and stack[-1].level >= level:

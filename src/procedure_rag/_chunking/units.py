@@ -39,6 +39,8 @@ class Unit:
         list_id: The list the unit's next item must belong to, to join it.
         resumed: Whether the list went on after units between its steps (see
             :func:`_resumed_list`).
+        body_items: Ids of the items of a bulleted list that stood between two steps:
+            the body of the step before them, not steps of the list's own.
     """
 
     kind: str
@@ -47,6 +49,7 @@ class Unit:
     carried: list[LayoutElement] = field(default_factory=list)
     list_id: str | None = None
     resumed: bool = False
+    body_items: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -112,13 +115,15 @@ def _resumed_list(item: LayoutElement, units: list[Unit]) -> Unit | None:
     before it (``② 属性の削除`` after ``① 属性の追加`` and its description, ``2.`` after
     ``1.`` and a command a Markdown author did not indent) is that list going on: what
     stands between is the body of the step before it, as a paragraph indented under the
-    step would be, so a cut falls between steps, not inside one. Only the nearest list
-    may go on, and no list stands between (a heading ends the section, so never does).
+    step would be, so a cut falls between steps, not inside one. Only the nearest
+    numbered list may go on, and no numbered list stands between (a bulleted one may: the
+    step's options or fields written flush left); a heading ends the section, so never
+    stands between.
     """
     for back in range(1, min(len(units), MAX_BETWEEN_STEPS + 1) + 1):
         unit = units[-back]
-        if unit.kind != "list":
-            continue
+        if unit.kind != "list" or _bulleted(unit):
+            continue  # a bulleted list between is the step's body too (its options, its fields)
         last = next((el for el in reversed(unit.elements) if el.kind is ElementKind.LIST_ITEM), None)
         if last is None or not _continues(last, item):
             return None
@@ -127,10 +132,16 @@ def _resumed_list(item: LayoutElement, units: list[Unit]) -> Unit | None:
         for held in between:
             unit.elements.extend(held.elements)
             unit.carried.extend(held.carried)
+            unit.body_items.update(el.element_id for el in held.elements if el.kind is ElementKind.LIST_ITEM)
         unit.list_id = item.list_id
         unit.resumed = True
         return unit
     return None
+
+
+def _bulleted(unit: Unit) -> bool:
+    """Whether a list unit's items are all bullets (no number orders them)."""
+    return not any(el.ordered for el in unit.elements if el.kind is ElementKind.LIST_ITEM)
 
 
 def _longest_body(unit: Unit) -> int:
