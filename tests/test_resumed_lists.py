@@ -167,10 +167,13 @@ def test_a_list_that_does_not_follow_on_stays_apart(text: str, last: str) -> Non
     assert last not in holding(chunks, "1. Open the app.").text
 
 
-def test_a_list_that_follows_on_is_cut_as_one_list() -> None:
+@pytest.mark.parametrize(("first", "second"), [("1.", "2."), ("b.", "c."), ("(iii)", "(iv)"), ("④", "⑤")])
+def test_a_list_that_follows_on_is_cut_as_one_list(first: str, second: str) -> None:
     # The control of the test above: the same budget, the list going on after a paragraph.
-    chunks = children("# A\n\n1. Open the app.\n\nIt starts in a few seconds.\n\n2. Sign in.\n", budget=20)
+    text = f"# A\n\n{first} Open the app.\n\nIt starts in a few seconds.\n\n{second} Sign in.\n"
+    chunks = children(text, budget=20)
     assert [c.continued for c in chunks] == [False, True]
+    assert [s.number for c in chunks for s in c.steps if not s.is_continuation] == [first, second]
 
 
 def test_a_bulleted_list_under_a_step_is_its_body() -> None:

@@ -25,6 +25,8 @@ _SOLO_KINDS = {ElementKind.TABLE: "table", ElementKind.CODE: "code"}
 #: its screenshot, the command it runs), when its numbering does.
 MAX_BETWEEN_STEPS = 4
 _DIGIT_RUN = re.compile(r"[0-9０-９]+")
+_CIRCLED_NUMBER = re.compile("[\u2460-\u2473\u2776-\u277f\u24eb-\u24f4]")
+_LETTERS = re.compile(r"[A-Za-zＡ-Ｚａ-ｚ]+")
 
 
 @dataclass
@@ -91,9 +93,17 @@ def _list_unit(el: LayoutElement, prev: Unit | None, units: list[Unit], lexicon:
 
 
 def _marker_shape(number: str) -> str:
-    """A marker with its digits as ``#`` and a circled number as ``①``: ``"3."`` → ``"#."``."""
-    shape = _DIGIT_RUN.sub("#", number.strip())
-    return "①" if len(shape) == 1 and marker_ordinal(shape) is not None and not shape.isalpha() else shape
+    """A marker with its position left out: ``"3."`` → ``"#."``, ``"③"`` → ``"①"``, ``"(b)"`` → ``"(a)"``.
+
+    Digits become ``#`` (``"Step 2"`` → ``"Step #"``); failing digits, a circled number
+    becomes ``①`` and a letter or roman numeral ``a``.
+    """
+    number = number.strip()
+    if _DIGIT_RUN.search(number):
+        return _DIGIT_RUN.sub("#", number)
+    if _CIRCLED_NUMBER.search(number):
+        return _CIRCLED_NUMBER.sub("①", number)
+    return _LETTERS.sub("a", number)
 
 
 def _continues(last: LayoutElement, item: LayoutElement) -> bool:
