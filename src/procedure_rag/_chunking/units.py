@@ -9,12 +9,11 @@ along with the next unit so that every source character stays covered.
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from procedure_rag._language.lexicons import Lexicon, split_sentences
-from procedure_rag._language.numbering import marker_ordinal
+from procedure_rag._language.numbering import marker_ordinal, marker_shape
 from procedure_rag._types import ElementKind, LayoutElement
 
 __all__ = ["Section", "Unit", "iter_sections"]
@@ -24,9 +23,6 @@ _SOLO_KINDS = {ElementKind.TABLE: "table", ElementKind.CODE: "code"}
 #: Units a list may hold between two of its steps and still go on (a step's body paragraphs,
 #: its screenshot, the command it runs), when its numbering does.
 MAX_BETWEEN_STEPS = 4
-_DIGIT_RUN = re.compile(r"[0-9０-９]+")
-_CIRCLED_NUMBER = re.compile("[\u2460-\u2473\u2776-\u277f\u24eb-\u24f4]")
-_LETTERS = re.compile(r"[A-Za-zＡ-Ｚａ-ｚ]+")
 
 
 @dataclass
@@ -92,29 +88,13 @@ def _list_unit(el: LayoutElement, prev: Unit | None, units: list[Unit], lexicon:
     return unit
 
 
-def _marker_shape(number: str) -> str:
-    """A marker with its position left out: ``"3."`` → ``"#."``, ``"③"`` → ``"①"``, ``"(b)"`` → ``"(a)"``.
-
-    Digits become ``#`` (``"Step 2"`` → ``"Step #"``); failing digits, a circled number
-    becomes ``①`` and a letter or roman numeral ``a``.
-    """
-    number = number.strip()
-    if _DIGIT_RUN.search(number):
-        return _DIGIT_RUN.sub("#", number)
-    if _CIRCLED_NUMBER.search(number):
-        return _CIRCLED_NUMBER.sub("①", number)
-    return _LETTERS.sub("a", number)
-
-
 def _continues(last: LayoutElement, item: LayoutElement) -> bool:
     """Whether ``item`` is the step after ``last``: same level and marker shape, the next number."""
     if not (last.ordered and item.ordered and last.number and item.number) or last.level != item.level:
         return False
     before, after = marker_ordinal(last.number), marker_ordinal(item.number)
     return (
-        before is not None
-        and after == before + 1
-        and _marker_shape(last.number) == _marker_shape(item.number)
+        before is not None and after == before + 1 and marker_shape(last.number) == marker_shape(item.number)
     )
 
 

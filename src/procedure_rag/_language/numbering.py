@@ -26,6 +26,7 @@ __all__ = [
     "StepStyle",
     "marker_core",
     "marker_ordinal",
+    "marker_shape",
     "match_heading_number",
     "match_step_marker",
     "step_number",
@@ -169,6 +170,25 @@ def marker_ordinal(marker: str) -> int | None:
     if len(core) == 1 and core.isalpha():
         return ord(core) - ord("a") + 1 if "a" <= core <= "z" else None
     return None
+
+
+_DIGIT_RUN = re.compile(f"[{_DIGITS}]+")
+_CIRCLED_NUMBER = re.compile(f"[{_CIRCLED}]")
+_LETTERS = re.compile(r"[A-Za-zＡ-Ｚａ-ｚ]+")
+
+
+def marker_shape(marker: str) -> str:
+    """A marker with its position left out: ``"3."`` → ``"#."``, ``"③"`` → ``"①"``, ``"(b)"`` → ``"(a)"``.
+
+    Digits become ``#`` (``"Step 2"`` → ``"Step #"``); failing digits, a circled number
+    becomes ``①`` and a letter or roman numeral ``a``. Two markers of one list share a shape.
+    """
+    marker = marker.strip()
+    if _DIGIT_RUN.search(marker):
+        return _DIGIT_RUN.sub("#", marker)
+    if _CIRCLED_NUMBER.search(marker):
+        return _CIRCLED_NUMBER.sub("①", marker)
+    return _LETTERS.sub("a", marker)
 
 
 #: How a printed marker becomes its step number, tried in order: a step word before the
